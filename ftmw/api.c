@@ -1,0 +1,504 @@
+/* The public ft_* calls: argument checks, then the data path into the
+ * transport and the matching queues. Application thread only. */
+#include "ftmw_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct ftmw_state ftmw_st;
+#define st ftmw_st
+
+uint32_t ftmw_self_pid(void) {
+  switch (st.role) {
+  case FTMW_ROLE_MASTER: return FTMW_PID_MASTER(st.id);
+  case FTMW_ROLE_SPARE: return FTMW_PID_SPARE(st.id);
+  default: return (uint32_t)st.id;
+  }
+}
+
+const char *ftmw_role_name(int role) {
+  switch (role) {
+  case FTMW_ROLE_MASTER: return "master";
+  case FTMW_ROLE_WORKER: return "worker";
+  case FTMW_ROLE_SPARE: return "spare";
+  default: return "none";
+  }
+}
+
+static int is_master(void) { return st.role == FTMW_ROLE_MASTER; }
+
+/* The peer a call names: a worker rank from a master, rank 0 (the primary
+ * master) from a worker. NULL, with the error set, for a bad rank. */
+static ftmw_peer *peer_of(int rank) {
+  if (is_master()) {
+    if (rank >= 1 && rank <= st.W)
+      return &st.workers[rank];
+  } else if (rank == 0) {
+    return &st.masters[st.primary];
+  }
+  ftmw_fail(FT_ERR_RANK);
+  return NULL;
+}
+
+/* For the master-only calls that name one worker: the worker's peer, or
+ * NULL with the error set (not initialized, not a master, bad rank). */
+static ftmw_peer *master_call_peer(int rank) {
+  if (!st.initialized)
+    ftmw_fail(FT_ERR_NOT_INITIALIZED);
+  else if (!is_master())
+    ftmw_fail(FT_ERR_ROLE);
+  else
+    return peer_of(rank);
+  return NULL;
+}
+
+/* Checks a buffer description; returns its size in bytes via *bytes. */
+static int check_buffer(const void *buf, int count, FT_Datatype type,
+                        size_t *bytes) {
+  size_t size = ft_type_size(type);
+  if (size == 0)
+    return FT_ERR_TYPE;
+  if (count < 0)
+    return FT_ERR_COUNT;
+  if (buf == NULL && count > 0)
+    return FT_ERR_BUFFER;
+  *bytes = (size_t)count * size;
+  if (*bytes > st.cfg.max_message)
+    return FT_ERR_TOO_BIG;
+  return FT_SUCCESS;
+}
+
+/* The error a call naming p reports when p cannot take part any more
+ * (st.lock held), or FT_SUCCESS. Reporting clears p's pending report. */
+static int peer_gone_locked(ftmw_peer *p) {
+  if (p->state == FTMW_PEER_FAILED) {
+    p->unreported = 0;
+    if (p->kind == FTMW_ROLE_MASTER)
+      return FT_ERR_NO_MASTER;
+    ftmw_trace("failure_reported", "\"peer\":%d,\"latency_ms\":%.3f", p->id,
+               (uv_hrtime() - p->failed_at) / 1e6);
+    return FT_ERR_PEER_FAILED;
+  }
+  if (p->state == FTMW_PEER_DONE || p->fin)
+    return FT_ERR_PEER_FINALIZED;
+  return FT_SUCCESS;
+}
+
+static void set_status(FT_Status *status, int source, int tag, int count,
+                       int error) {
+  if (status) {
+    status->source = source;
+    status->tag = tag;
+    status->count = count;
+    status->error = error;
+  }
+}
+
+/* --- init and finalize ---------------------------------------------------- */
+
+int ft_init(int *argc, char ***argv, int *rank, int *workers) {
+  if (st.initialized) {
+    ftmw_fail(FT_ERR_ALREADY_INITIALIZED);
+    return -1;
+  }
+  if (rank == NULL || workers == NULL) {
+    ftmw_fail(FT_ERR_NULL_ARG);
+    return -1;
+  }
+  uv_mutex_init(&st.lock);
+  uv_cond_init(&st.cond);
+  ftmw_q_init(&st.submit);
+  ftmw_q_init(&st.arrivals);
+  int rc = ftmw_launch_init(argc, argv);
+  if (rc < 0) {
+    ftmw_fail(FT_ERR_ENV);
+    return -1;
+  }
+  st.initialized = 1;
+  *rank = is_master() ? 0 : st.id;
+  *workers = st.W;
+  ftmw_ok();
+  return rc;
+}
+
+/* Sends a frame without ACK to every live peer in v[from..to] and waits
+ * until each is written (st.lock held). */
+static void broadcast_locked(ftmw_peer *v, int from, int to, int type,
+                             unsigned flags) {
+  int n = to - from + 1;
+  if (n <= 0)
+    return;
+  ftmw_op *ops = calloc((size_t)n, sizeof(*ops));
+  if (ops == NULL)
+    return; /* peers see our close instead: they treat it as a failure */
+  for (int i = 0; i < n; i++) {
+    ftmw_peer *p = &v[from + i];
+    if (p->state != FTMW_PEER_ALIVE)
+      continue;
+    ftmw_op_frame(&ops[i], p, type, 0, flags, NULL, 0);
+    ftmw_transport_submit(&ops[i], 1);
+  }
+  for (int i = 0; i < n; i++)
+    if (ops[i].kind)
+      ftmw_op_wait_locked(&ops[i]);
+  free(ops);
+}
+
+static int workers_finished_locked(void) {
+  for (int r = 1; r <= st.W; r++)
+    if (st.workers[r].state == FTMW_PEER_ALIVE && !st.workers[r].fin)
+      return 0;
+  return 1;
+}
+
+static void free_all(void) {
+  uv_mutex_lock(&st.lock);
+  for (int r = 0; r <= st.W; r++)
+    ftmw_match_drop(&st.workers[r]);
+  for (int k = 0; k <= st.M; k++)
+    ftmw_match_drop(&st.masters[k]);
+  uv_mutex_unlock(&st.lock);
+  free(st.workers);
+  free(st.masters);
+  free(st.spares);
+  ftmw_hosts_free(&st.hosts);
+  st.workers = st.masters = st.spares = NULL;
+}
+
+int ft_finalize(void) {
+  if (!st.initialized)
+    return ftmw_fail(FT_ERR_NOT_INITIALIZED);
+  ftmw_fault_hit(FTMW_FAULT_FINALIZE);
+  ftmw_trace("finalize", NULL);
+  int clean;
+  uv_mutex_lock(&st.lock);
+  if (is_master()) {
+    /* FIN: no more data from us; wait for each live worker's FIN (a worker
+     * that dies meanwhile is skipped); then BYE tells them whether every
+     * process is known to reach MPI_Finalize. */
+    broadcast_locked(st.workers, 1, st.W, FTMW_FRAME_FIN, 0);
+    while (!workers_finished_locked())
+      ftmw_wait_locked(-1);
+    clean = !st.failure_seen;
+    st.bye_sent = 1;
+    unsigned flags = clean ? FTMW_FLAG_CLEAN : 0;
+    broadcast_locked(st.workers, 1, st.W, FTMW_FRAME_BYE, flags);
+    broadcast_locked(st.spares, 0, st.S - 1, FTMW_FRAME_BYE, flags);
+  } else {
+    ftmw_peer *m = &st.masters[st.primary];
+    broadcast_locked(st.masters, 0, st.M, FTMW_FRAME_FIN, 0);
+    while (m->state == FTMW_PEER_ALIVE && !m->bye)
+      ftmw_wait_locked(-1);
+    clean = m->bye && m->bye_clean;
+  }
+  uv_mutex_unlock(&st.lock);
+  ftmw_transport_stop();
+  ftmw_trace_close();
+  free_all();
+  st.initialized = 0;
+  ftmw_launch_finalize(clean);
+  ftmw_ok();
+  return 1;
+}
+
+/* --- send ----------------------------------------------------------------- */
+
+int ft_send(const void *buf, int count, FT_Datatype type, int dest, int tag) {
+  if (!st.initialized)
+    return ftmw_fail(FT_ERR_NOT_INITIALIZED);
+  size_t bytes;
+  int rc = check_buffer(buf, count, type, &bytes);
+  if (rc != FT_SUCCESS)
+    return ftmw_fail(rc);
+  if (tag < 0)
+    return ftmw_fail(FT_ERR_TAG);
+  ftmw_peer *p = peer_of(dest);
+  if (p == NULL)
+    return 0;
+  ftmw_fault_hit(FTMW_FAULT_SEND_ENTER);
+  ftmw_op op;
+  uv_mutex_lock(&st.lock);
+  rc = peer_gone_locked(p);
+  if (rc == FT_SUCCESS) {
+    op.seq = ++p->next_seq;
+    op.want_ack = 1;
+    ftmw_op_frame(&op, p, FTMW_FRAME_DATA, tag, 0, buf, bytes);
+    ftmw_transport_submit(&op, 1);
+    if (ftmw_op_wait_locked(&op) != FT_SUCCESS)
+      rc = peer_gone_locked(p);
+    if (rc == FT_SUCCESS && op.failed)
+      rc = FT_ERR_PEER_FAILED;
+  }
+  uv_mutex_unlock(&st.lock);
+  if (rc != FT_SUCCESS)
+    return ftmw_fail(rc);
+  ftmw_fault_hit(FTMW_FAULT_SEND_EXIT);
+  ftmw_ok();
+  return count;
+}
+
+/* --- receive -------------------------------------------------------------- */
+
+/* Copies m into buf and frees it (st.lock not held: m is unlinked). */
+static int deliver(ftmw_msg *m, void *buf, size_t size, FT_Status *status) {
+  int n = (int)(m->len / size);
+  if (m->len)
+    memcpy(buf, m->data, m->len);
+  set_status(status, m->source, m->tag, n, FT_SUCCESS);
+  free(m);
+  ftmw_fault_hit(FTMW_FAULT_RECV_EXIT);
+  ftmw_ok();
+  return n;
+}
+
+/* A queued message that does not fit stays queued: nothing is lost, and
+ * the caller may receive it again with a larger buffer. */
+static int too_big(const ftmw_msg *m, size_t bytes, size_t size,
+                   FT_Status *status) {
+  set_status(status, m->source, m->tag, (int)(m->len / size),
+             FT_ERR_TRUNCATE);
+  return m->len > bytes;
+}
+
+/* Any worker with a failure no call has reported yet (st.lock held). */
+static ftmw_peer *unreported_worker_locked(void) {
+  for (int r = 1; r <= st.W; r++)
+    if (st.workers[r].state == FTMW_PEER_FAILED && st.workers[r].unreported)
+      return &st.workers[r];
+  return NULL;
+}
+
+/* For FT_ANY_SOURCE with nothing queued: an error if no worker can ever
+ * send again (st.lock held), else FT_SUCCESS (keep waiting). */
+static int any_source_hopeless_locked(int *source) {
+  int failed = 0, finalized = 0;
+  for (int r = st.W; r >= 1; r--) {
+    const ftmw_peer *p = &st.workers[r];
+    if (p->state == FTMW_PEER_ALIVE && !p->fin)
+      return FT_SUCCESS;
+    if (p->state == FTMW_PEER_FAILED) {
+      failed = 1;
+      *source = r;
+    } else
+      finalized = 1;
+  }
+  (void)finalized;
+  return failed ? FT_ERR_PEER_FAILED : FT_ERR_PEER_FINALIZED;
+}
+
+static int recv_common(void *buf, int count, FT_Datatype type, int source,
+                       int tag, FT_Status *status) {
+  set_status(status, source, tag, 0, FT_SUCCESS);
+  if (!st.initialized)
+    return ftmw_fail(FT_ERR_NOT_INITIALIZED);
+  size_t bytes;
+  int rc = check_buffer(buf, count, type, &bytes);
+  if (rc == FT_SUCCESS && tag < 0 && tag != FT_ANY_TAG)
+    rc = FT_ERR_TAG;
+  if (rc != FT_SUCCESS) {
+    set_status(status, source, tag, 0, rc);
+    return ftmw_fail(rc);
+  }
+  size_t size = ft_type_size(type);
+  ftmw_peer *p = NULL;
+  if (source != FT_ANY_SOURCE || !is_master()) {
+    p = peer_of(source == FT_ANY_SOURCE ? 0 : source);
+    if (p == NULL) {
+      set_status(status, source, tag, 0, FT_ERR_RANK);
+      return 0;
+    }
+  }
+  ftmw_fault_hit(FTMW_FAULT_RECV_ENTER);
+  uv_mutex_lock(&st.lock);
+  for (;;) {
+    ftmw_msg *m = p ? ftmw_match_peer(p, tag) : ftmw_match_any(&st.arrivals, tag);
+    if (m != NULL) {
+      if (too_big(m, bytes, size, status)) {
+        uv_mutex_unlock(&st.lock);
+        return ftmw_fail(FT_ERR_TRUNCATE);
+      }
+      ftmw_match_take(m);
+      uv_mutex_unlock(&st.lock);
+      return deliver(m, buf, size, status);
+    }
+    int failed_rank = p ? p->id : 0;
+    if (p)
+      rc = peer_gone_locked(p);
+    else {
+      ftmw_peer *u = unreported_worker_locked();
+      if (u) {
+        failed_rank = u->id;
+        rc = peer_gone_locked(u);
+      } else
+        rc = any_source_hopeless_locked(&failed_rank);
+    }
+    if (rc != FT_SUCCESS) {
+      uv_mutex_unlock(&st.lock);
+      set_status(status, failed_rank, tag, 0, rc);
+      return ftmw_fail(rc);
+    }
+    ftmw_wait_locked(-1);
+  }
+}
+
+int ft_recv(void *buf, int count, FT_Datatype type, int source, int tag,
+            FT_Status *status) {
+  return recv_common(buf, count, type, source, tag, status);
+}
+
+int ft_rcv(void *buf, int count, FT_Datatype type, int source, int tag,
+           FT_Status *status) {
+  return recv_common(buf, count, type, source, tag, status);
+}
+
+/* --- posted receives ------------------------------------------------------- */
+
+int ft_irecv(void *buf, int count, FT_Datatype type, int source, int tag) {
+  ftmw_peer *p = master_call_peer(source);
+  if (p == NULL)
+    return 0;
+  size_t bytes;
+  int rc = check_buffer(buf, count, type, &bytes);
+  if (rc == FT_SUCCESS && tag < 0 && tag != FT_ANY_TAG)
+    rc = FT_ERR_TAG;
+  if (rc != FT_SUCCESS)
+    return ftmw_fail(rc);
+  if (p->post.active)
+    return ftmw_fail(FT_ERR_ALREADY_POSTED);
+  uv_mutex_lock(&st.lock);
+  rc = peer_gone_locked(p);
+  uv_mutex_unlock(&st.lock);
+  if (rc != FT_SUCCESS)
+    return ftmw_fail(rc);
+  p->post.active = 1;
+  p->post.buf = buf;
+  p->post.count = count;
+  p->post.type = type;
+  p->post.tag = tag;
+  ftmw_ok();
+  return 1;
+}
+
+int ft_wait(int rank) {
+  ftmw_peer *p = master_call_peer(rank);
+  if (p == NULL)
+    return 0;
+  if (!p->post.active)
+    return ftmw_fail(FT_ERR_NOT_POSTED);
+  int n = recv_common(p->post.buf, p->post.count, p->post.type, rank,
+                      p->post.tag, NULL);
+  if (ft_error() != FT_ERR_TRUNCATE)
+    p->post.active = 0;
+  return n;
+}
+
+int ft_waitany(int *rank) {
+  if (rank == NULL)
+    return ftmw_fail(FT_ERR_NULL_ARG), -1;
+  *rank = 0;
+  if (!st.initialized)
+    return ftmw_fail(FT_ERR_NOT_INITIALIZED), -1;
+  if (!is_master())
+    return ftmw_fail(FT_ERR_ROLE), -1;
+  int posted = 0;
+  for (int r = 1; r <= st.W; r++)
+    posted += st.workers[r].post.active;
+  if (!posted)
+    return ftmw_fail(FT_ERR_NONE_POSTED), -1;
+  uv_mutex_lock(&st.lock);
+  for (;;) {
+    ftmw_msg *m = ftmw_match_posted(&st.arrivals, st.workers, st.W);
+    if (m != NULL) {
+      ftmw_peer *p = &st.workers[m->source];
+      size_t size = ft_type_size(p->post.type);
+      *rank = m->source;
+      if (too_big(m, (size_t)p->post.count * size, size, NULL)) {
+        uv_mutex_unlock(&st.lock);
+        return ftmw_fail(FT_ERR_TRUNCATE), -1;
+      }
+      ftmw_match_take(m);
+      uv_mutex_unlock(&st.lock);
+      p->post.active = 0;
+      deliver(m, p->post.buf, size, NULL);
+      return *rank;
+    }
+    for (int r = 1; r <= st.W; r++) {
+      ftmw_peer *p = &st.workers[r];
+      int rc = p->post.active ? peer_gone_locked(p) : FT_SUCCESS;
+      if (rc != FT_SUCCESS) {
+        uv_mutex_unlock(&st.lock);
+        p->post.active = 0;
+        *rank = r;
+        return ftmw_fail(rc), -1;
+      }
+    }
+    ftmw_wait_locked(-1);
+  }
+}
+
+/* --- failure queries and restore ---------------------------------------- */
+
+int ft_test(int rank) {
+  if (!st.initialized)
+    return ftmw_fail(FT_ERR_NOT_INITIALIZED);
+  ftmw_peer *p = peer_of(rank);
+  if (p == NULL)
+    return 0;
+  uv_mutex_lock(&st.lock);
+  int failed = p->state == FTMW_PEER_FAILED;
+  if (failed)
+    p->unreported = 0;
+  uv_mutex_unlock(&st.lock);
+  ftmw_ok();
+  return failed;
+}
+
+int ft_testany(void) {
+  if (!st.initialized)
+    return ftmw_fail(FT_ERR_NOT_INITIALIZED);
+  if (!is_master())
+    return ftmw_fail(FT_ERR_ROLE);
+  ftmw_ok();
+  int found = 0;
+  uv_mutex_lock(&st.lock);
+  for (int r = 1; r <= st.W && !found; r++)
+    if (st.workers[r].state == FTMW_PEER_FAILED) {
+      st.workers[r].unreported = 0;
+      found = r;
+    }
+  uv_mutex_unlock(&st.lock);
+  return found;
+}
+
+int ft_restore(int rank) {
+  ftmw_peer *p = master_call_peer(rank);
+  if (p == NULL)
+    return 0;
+  uv_mutex_lock(&st.lock);
+  int failed = p->state == FTMW_PEER_FAILED;
+  int dropped = failed ? ftmw_match_drop(p) : 0;
+  p->unreported = 0;
+  uv_mutex_unlock(&st.lock);
+  if (!failed)
+    return ftmw_fail(FT_ERR_NOT_FAILED);
+  p->post.active = 0;
+  uint64_t t0 = uv_hrtime();
+  ftmw_trace("restore_started", "\"peer\":%d,\"dropped\":%d", rank, dropped);
+  int rc = ftmw_launch_restore(p);
+  double ms = (uv_hrtime() - t0) / 1e6;
+  if (rc != FT_SUCCESS) {
+    ftmw_trace("restore_failed", "\"peer\":%d,\"ms\":%.3f", rank, ms);
+    ftmw_log("worker %d could not be restored: %s", rank, ft_strerror(rc));
+    return ftmw_fail(rc);
+  }
+  ftmw_trace("restore_finished", "\"peer\":%d,\"peer_epoch\":%u,\"ms\":%.3f",
+             rank, p->epoch, ms);
+  ftmw_log("worker %d restored (incarnation %u, pid %d on %s) in %.1f ms", rank,
+           p->epoch, p->os_pid, p->host, ms);
+  ftmw_ok();
+  return 1;
+}
+
+int ft_is_primary(void) {
+  return st.initialized && is_master() && st.id == st.primary;
+}

@@ -1,0 +1,102 @@
+/* Environment parsing (see config.h). */
+#include "ftmw_impl.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int ftmw_parse_int(const char *s, long lo, long hi, long *out) {
+  if (s == NULL || *s == '\0')
+    return -1;
+  for (const char *p = s; *p; p++)
+    if ((*p < '0' || *p > '9') && !(p == s && *p == '-'))
+      return -1;
+  errno = 0;
+  char *end;
+  long v = strtol(s, &end, 10);
+  if (errno != 0 || *end != '\0' || v < lo || v > hi)
+    return -1;
+  *out = v;
+  return 0;
+}
+
+/* Reads an optional integer variable; returns -1 after writing err. */
+static int int_var(ftmw_getenv_fn get, const char *name, long lo, long hi,
+                   long dflt, int *out, char *err, size_t errlen) {
+  const char *s = get(name);
+  long v = dflt;
+  if (s != NULL && ftmw_parse_int(s, lo, hi, &v) != 0) {
+    snprintf(err, errlen, "%s=\"%s\" is invalid: expected an integer from %ld to %ld",
+             name, s, lo, hi);
+    return -1;
+  }
+  *out = (int)v;
+  return 0;
+}
+
+static int path_var(ftmw_getenv_fn get, const char *name, char *dst,
+                    size_t dstlen, char *err, size_t errlen) {
+  const char *s = get(name);
+  dst[0] = '\0';
+  if (s == NULL)
+    return 0;
+  if (*s == '\0' || strlen(s) >= dstlen) {
+    snprintf(err, errlen, "%s is invalid: expected a path of 1 to %zu bytes",
+             name, dstlen - 1);
+    return -1;
+  }
+  memcpy(dst, s, strlen(s) + 1);
+  return 0;
+}
+
+int ftmw_config_parse(ftmw_config *c, ftmw_getenv_fn get, char *err,
+                      size_t errlen) {
+  memset(c, 0, sizeof(*c));
+  c->max_message = FTMW_MAX_MESSAGE;
+  if (int_var(get, "FT_NUM_SLAVES", 1, FTMW_MAX_WORKERS, -1, &c->workers, err,
+              errlen) ||
+      int_var(get, "FT_NUM_MASTERS", 0, FTMW_MAX_MASTERS - 1, 0, &c->masters,
+              err, errlen) ||
+      int_var(get, "FT_SPARES", 0, FTMW_MAX_SPARES, -1, &c->spares, err,
+              errlen) ||
+      int_var(get, "FT_HEARTBEAT_MS", 1, 60000, FTMW_DEFAULT_HEARTBEAT_MS,
+              &c->heartbeat_ms, err, errlen) ||
+      int_var(get, "FT_TIMEOUT_MS", 2, 3600000, FTMW_DEFAULT_TIMEOUT_MS,
+              &c->timeout_ms, err, errlen))
+    return -1;
+  if (c->timeout_ms < 2 * c->heartbeat_ms) {
+    snprintf(err, errlen,
+             "FT_TIMEOUT_MS=%d is invalid: it must be at least twice "
+             "FT_HEARTBEAT_MS (%d), or a healthy idle peer would be suspected",
+             c->timeout_ms, c->heartbeat_ms);
+    return -1;
+  }
+  if (c->masters > 0) {
+    snprintf(err, errlen,
+             "FT_NUM_MASTERS=%d is not supported yet: master replicas are not "
+             "implemented in this version (use 0)",
+             c->masters);
+    return -1;
+  }
+  if (path_var(get, "FT_HOSTFILE", c->hostfile, sizeof(c->hostfile), err,
+               errlen) ||
+      path_var(get, "FT_TRACE", c->trace, sizeof(c->trace), err, errlen))
+    return -1;
+  const char *f = get("FT_FAULT");
+  if (f != NULL) {
+    if (strlen(f) >= sizeof(c->fault)) {
+      snprintf(err, errlen, "FT_FAULT is invalid: longer than %zu bytes",
+               sizeof(c->fault) - 1);
+      return -1;
+    }
+    memcpy(c->fault, f, strlen(f) + 1);
+    ftmw_fault_spec spec;
+    char ferr[160];
+    if (ftmw_fault_parse(c->fault, &spec, ferr, sizeof(ferr)) != 0) {
+      snprintf(err, errlen, "FT_FAULT=\"%s\" is invalid: %s", f, ferr);
+      return -1;
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,44 @@
+/* The job's settings, read from the environment and validated once, by
+ * the process that launches the job; the others receive them over MPI. */
+#ifndef FTMW_CONFIG_H
+#define FTMW_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define FTMW_MAX_WORKERS 4096
+#define FTMW_MAX_MASTERS 8
+#define FTMW_MAX_SPARES 4096
+#define FTMW_PATH_MAX 512
+#define FTMW_FAULT_MAX 256
+
+#define FTMW_DEFAULT_HEARTBEAT_MS 250
+#define FTMW_DEFAULT_TIMEOUT_MS 3000
+/* The largest message; a frame header cannot announce more. */
+#ifndef FTMW_MAX_MESSAGE
+#define FTMW_MAX_MESSAGE ((uint64_t)4 << 30)
+#endif
+
+typedef struct {
+  int workers;      /* FT_NUM_SLAVES; -1 when unset */
+  int masters;      /* FT_NUM_MASTERS, replicas besides the primary */
+  int spares;       /* FT_SPARES; -1 when unset */
+  int heartbeat_ms; /* FT_HEARTBEAT_MS */
+  int timeout_ms;   /* FT_TIMEOUT_MS */
+  uint64_t max_message;
+  char hostfile[FTMW_PATH_MAX]; /* FT_HOSTFILE, "" when unset */
+  char trace[FTMW_PATH_MAX];    /* FT_TRACE, "" when unset */
+  char fault[FTMW_FAULT_MAX];   /* FT_FAULT (tests only), "" when unset */
+} ftmw_config;
+
+typedef const char *(*ftmw_getenv_fn)(const char *name);
+
+/* Fills c from the environment through get (getenv in the library, a table
+ * in tests). Returns 0, or -1 with a message naming the variable in err. */
+int ftmw_config_parse(ftmw_config *c, ftmw_getenv_fn get, char *err,
+                      size_t errlen);
+
+/* Strict decimal integer in [lo, hi]: no sign games, no trailing bytes. */
+int ftmw_parse_int(const char *s, long lo, long hi, long *out);
+
+#endif

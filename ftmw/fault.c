@@ -1,0 +1,121 @@
+/* Fault injection (see fault.h). */
+#include "ftmw_impl.h"
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *const point_names[] = {
+#define FTMW_FPN_GEN(id, name) name,
+    FTMW_FAULT_POINTS(FTMW_FPN_GEN)
+#undef FTMW_FPN_GEN
+};
+
+static atomic_int armed;
+static long want[FTMW_FAULT_NPOINTS]; /* 0: no rule for this point */
+static atomic_long hits[FTMW_FAULT_NPOINTS];
+
+static int parse_rule(char *s, ftmw_fault_rule *r, char *err, size_t errlen) {
+  memset(r, 0, sizeof(*r));
+  r->nth = 1;
+  r->who = FTMW_FAULT_ANY;
+  r->epoch = 0;
+  char *at = strchr(s, '@');
+  if (at) {
+    *at++ = '\0';
+    char *slash = strchr(at, '/');
+    if (slash) {
+      *slash++ = '\0';
+      if (strcmp(slash, "*") == 0)
+        r->epoch = FTMW_FAULT_ANY;
+      else if (ftmw_parse_int(slash, 0, 1000000, &r->epoch) != 0) {
+        snprintf(err, errlen, "bad epoch \"%s\"", slash);
+        return -1;
+      }
+    }
+    if (at[0] == 'm') {
+      r->master = 1;
+      at++;
+    }
+    if (strcmp(at, "*") != 0 &&
+        ftmw_parse_int(at, r->master ? 0 : 1, FTMW_MAX_WORKERS, &r->who) != 0) {
+      snprintf(err, errlen, "bad process \"%s\" (a rank, mK or *)", at);
+      return -1;
+    }
+  }
+  char *colon = strchr(s, ':');
+  if (colon) {
+    *colon++ = '\0';
+    if (ftmw_parse_int(colon, 1, 1000000000L, &r->nth) != 0) {
+      snprintf(err, errlen, "bad count \"%s\"", colon);
+      return -1;
+    }
+  }
+  for (int p = 0; p < FTMW_FAULT_NPOINTS; p++)
+    if (strcmp(s, point_names[p]) == 0) {
+      r->point = p;
+      return 0;
+    }
+  snprintf(err, errlen, "unknown point \"%s\"", s);
+  return -1;
+}
+
+int ftmw_fault_parse(const char *s, ftmw_fault_spec *out, char *err,
+                     size_t errlen) {
+  char buf[FTMW_FAULT_MAX];
+  out->n = 0;
+  if (strlen(s) >= sizeof(buf)) {
+    snprintf(err, errlen, "too long");
+    return -1;
+  }
+  strcpy(buf, s);
+  for (char *save = NULL, *t = strtok_r(buf, ",", &save); t;
+       t = strtok_r(NULL, ",", &save)) {
+    if (out->n == FTMW_FAULT_MAX_RULES) {
+      snprintf(err, errlen, "more than %d rules", FTMW_FAULT_MAX_RULES);
+      return -1;
+    }
+    if (parse_rule(t, &out->rule[out->n], err, errlen) != 0)
+      return -1;
+    out->n++;
+  }
+  if (out->n == 0) {
+    snprintf(err, errlen, "empty");
+    return -1;
+  }
+  return 0;
+}
+
+void ftmw_fault_arm(const char *spec, int is_master, int id, uint32_t epoch) {
+  ftmw_fault_spec fs;
+  char err[160];
+  atomic_store(&armed, 0);
+  memset(want, 0, sizeof(want));
+  if (spec == NULL || spec[0] == '\0' ||
+      ftmw_fault_parse(spec, &fs, err, sizeof(err)) != 0)
+    return;
+  int any = 0;
+  for (int i = 0; i < fs.n; i++) {
+    const ftmw_fault_rule *r = &fs.rule[i];
+    int who_ok = r->who == FTMW_FAULT_ANY ? 1 : (r->master == is_master && r->who == id);
+    int ep_ok = r->epoch == FTMW_FAULT_ANY || r->epoch == (long)epoch;
+    if (who_ok && ep_ok) {
+      want[r->point] = r->nth;
+      any = 1;
+    }
+  }
+  for (int p = 0; p < FTMW_FAULT_NPOINTS; p++)
+    atomic_store(&hits[p], 0);
+  atomic_store(&armed, any);
+}
+
+void ftmw_fault_hit(int point) {
+  if (!atomic_load_explicit(&armed, memory_order_relaxed) || want[point] == 0)
+    return;
+  if (atomic_fetch_add(&hits[point], 1) + 1 == want[point]) {
+    ftmw_trace("fault_injected", "\"point\":\"%s\"", point_names[point]);
+    raise(SIGKILL);
+  }
+}

@@ -1,0 +1,170 @@
+/* Internal umbrella header: every module of the library includes this.
+ *
+ * Data path: ft_send (api.c) builds a frame on the caller's stack and hands
+ * it to the I/O thread (transport.c) through st.submit + uv_async_send; the
+ * I/O thread writes it and, when the peer's ACK arrives, wakes the caller
+ * through st.cond. Inbound frames are reassembled by wire.c, DATA is queued
+ * by transport.c into the peer's inbox (queue.c matches it), and ft_recv
+ * takes it from there.
+ *
+ * Locking: one mutex, st.lock, guards everything both threads touch (peer
+ * states, inboxes, op flags, the submission queue); st.cond is signalled
+ * whenever any of it changes. The libuv loop and the connections belong to
+ * the I/O thread alone. Nothing calls user code. */
+#ifndef FTMW_IMPL_H
+#define FTMW_IMPL_H
+
+#include "ftmw.h"
+
+#include <stdint.h>
+#include <uv.h>
+
+#include "config.h"
+#include "fault.h"
+#include "hosts.h"
+#include "queue.h"
+#include "trace.h"
+#include "wire.h"
+
+#define FTMW_HIDDEN __attribute__((visibility("hidden")))
+
+enum ftmw_peer_state {
+  FTMW_PEER_NONE = 0,  /* slot not in use */
+  FTMW_PEER_LAUNCHING, /* started, not yet connected */
+  FTMW_PEER_ALIVE,
+  FTMW_PEER_FAILED, /* crashed, silent, or unreachable: fenced */
+  FTMW_PEER_DONE    /* finished its ft_finalize and closed */
+};
+
+enum ftmw_mode { FTMW_MODE_SPAWN = 1, FTMW_MODE_STATIC };
+
+/* An inbound application message; header and data in one allocation. */
+typedef struct ftmw_msg {
+  ftmw_qnode by_peer;    /* peer->inbox */
+  ftmw_qnode by_arrival; /* st.arrivals */
+  int source;
+  int tag;
+  size_t len;
+  uint8_t data[];
+} ftmw_msg;
+
+struct ftmw_conn;
+struct ftmw_peer;
+
+enum ftmw_op_kind {
+  FTMW_OP_FRAME = 1, /* write a frame to op->peer */
+  FTMW_OP_CONNECT,   /* connect to master op->peer at op->addr */
+  FTMW_OP_ACTIVATE,  /* hand spare op->peer to worker op->target */
+  FTMW_OP_STOP       /* close everything and end the loop */
+};
+
+/* Work handed from the application thread to the I/O thread. It lives on
+ * the caller's stack: the caller waits until op->done, and for DATA until
+ * op->acked or op->failed, before returning. */
+typedef struct ftmw_op {
+  ftmw_qnode node; /* st.submit, then peer->unacked while awaiting ACK */
+  int kind;
+  struct ftmw_peer *peer;
+  struct ftmw_peer *target; /* ACTIVATE: the worker slot */
+  uint32_t epoch;           /* the peer incarnation this op is meant for */
+  int want_ack;
+  uint64_t seq;
+  uint8_t hdr[FTMW_HDR_SIZE];
+  uv_buf_t bufs[2];
+  unsigned nbufs;
+  uv_write_t req;
+  struct sockaddr_storage addr;
+  /* Under st.lock: */
+  int done;   /* written (or given up); the I/O thread no longer uses op */
+  int acked;  /* the peer acknowledged */
+  int failed; /* the peer failed first */
+} ftmw_op;
+
+typedef struct ftmw_peer {
+  int kind; /* FTMW_ROLE_* of the remote process */
+  int id;   /* worker rank, master index, or spare index */
+  uint32_t pid_wire;
+  /* Under st.lock: */
+  int state;
+  uint32_t epoch;
+  int fin;          /* the peer called ft_finalize */
+  int bye;          /* master told us to shut down */
+  int bye_clean;    /* ...and that MPI_Finalize is safe */
+  int unreported;   /* failed and not yet reported by any call */
+  ftmw_qnode inbox; /* ftmw_msg.by_peer, arrival order */
+  char host[FTMW_HOST_MAX];
+  int os_pid;
+  uint64_t failed_at; /* uv_hrtime() when declared failed */
+  /* Application thread only: */
+  uint64_t next_seq;
+  struct {
+    int active;
+    void *buf;
+    int count;
+    FT_Datatype type;
+    int tag;
+  } post;
+  /* I/O thread only: */
+  struct ftmw_conn *conn;
+  ftmw_qnode unacked; /* ftmw_op.node, oldest first */
+} ftmw_peer;
+
+struct ftmw_state {
+  int initialized;
+  int mode;
+  int role; /* FTMW_ROLE_* of this process */
+  int id;   /* this process's worker rank / master index / spare index */
+  uint32_t epoch;
+  int restored; /* started by ft_restore */
+  int W, M, S;
+  ftmw_config cfg;
+  ftmw_hosts hosts;
+  uint8_t secret[FTMW_SECRET_SIZE];
+  char host[FTMW_HOST_MAX];
+  int mpi_owned; /* ft_init called MPI_Init, so ft_finalize finalizes */
+
+  ftmw_peer *workers; /* [1..W] in masters */
+  ftmw_peer *masters; /* [0..M]: the masters, as seen from here */
+  ftmw_peer *spares;  /* [0..S-1] in the primary (static mode) */
+  int primary;        /* index of the master this process considers primary */
+
+  /* Shared, under lock: */
+  uv_mutex_t lock;
+  uv_cond_t cond;
+  ftmw_qnode submit;   /* ftmw_op.node */
+  ftmw_qnode arrivals; /* ftmw_msg.by_arrival, all sources */
+  int failure_seen;    /* some process of the job failed */
+  int bye_sent;        /* master: finalize has sent BYE */
+  int activated;       /* spare: ACTIVATE received (or BYE) */
+
+  /* I/O thread: */
+  uv_loop_t loop;
+  uv_thread_t thread;
+  uv_async_t async;
+  uv_timer_t tick;
+  uv_tcp_t listener;
+  int listening;
+  ftmw_qnode conns; /* every open ftmw_conn */
+  uint64_t orphan_since;
+  char listen_ip[48];
+  int listen_port;
+};
+
+extern FTMW_HIDDEN struct ftmw_state ftmw_st;
+
+/* error.c: the per-thread result of the last call. */
+FTMW_HIDDEN int ftmw_fail(int code);
+FTMW_HIDDEN void ftmw_ok(void);
+
+/* Identity on the wire of this process and of a peer. */
+FTMW_HIDDEN uint32_t ftmw_self_pid(void);
+FTMW_HIDDEN const char *ftmw_role_name(int role);
+
+/* Monotonic milliseconds. */
+static inline uint64_t ftmw_now_ms(void) { return uv_hrtime() / 1000000u; }
+
+#include "launch.h"
+#include "match.h"
+#include "transport.h"
+
+#endif

@@ -1,0 +1,513 @@
+/* Launch over MPI (see launch.h). */
+
+#include "ftmw_impl.h"
+
+#include <mpi.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define st ftmw_st
+#define SETUP_MAGIC 0x46544d53u
+#define SETUP_TAG 7001
+/* How long the primary waits for launched processes to connect. */
+#define LAUNCH_WAIT_MS 60000
+/* Without a hostfile the local host is reused; a replacement that dies
+ * before connecting is retried this many times per ft_restore. */
+#define LOCAL_ATTEMPTS 3
+
+/* What MPI carries to each process: fixed size, one binary per job. */
+typedef struct {
+  uint32_t magic;
+  int32_t status; /* 0, or the job cannot start (errmsg says why) */
+  int32_t role, id;
+  uint32_t epoch;
+  int32_t W, M, S;
+  ftmw_config cfg;
+  uint8_t secret[FTMW_SECRET_SIZE];
+  char master_ip[FTMW_MAX_MASTERS][48];
+  int32_t master_port[FTMW_MAX_MASTERS];
+  char errmsg[256];
+} ftmw_setup;
+
+static char exe_path[FTMW_PATH_MAX];
+static char **spawn_args;
+static int *placed_host; /* spawn mode: hostfile entry of each worker, or -1 */
+
+static const char *env_get(const char *name) { return getenv(name); }
+
+/* --- the application's exit status, for ftmwrun ---------------------- */
+
+/* ftmwrun cannot trust mpiexec's status (hydra reports a killed worker's
+ * signal), so the primary records the status main() returned. */
+static void write_status(int status, void *arg) {
+  const char *path = arg;
+  FILE *f = fopen(path, "w");
+  if (f) {
+    fprintf(f, "%d\n", status);
+    fclose(f);
+  }
+}
+
+static void register_status_file(void) {
+  const char *p = getenv("FTMW_STATUS_FILE");
+  if (p && *p)
+    on_exit(write_status, (void *)p);
+}
+
+/* --- identity and peers -------------------------------------------------- */
+
+static int alloc_peers(void) {
+  st.workers = calloc((size_t)st.W + 1, sizeof(ftmw_peer));
+  st.masters = calloc((size_t)st.M + 1, sizeof(ftmw_peer));
+  st.spares = calloc((size_t)st.S + 1, sizeof(ftmw_peer));
+  if (!st.workers || !st.masters || !st.spares)
+    return -1;
+  for (int r = 0; r <= st.W; r++) {
+    ftmw_peer *p = &st.workers[r];
+    p->kind = FTMW_ROLE_WORKER;
+    p->id = r;
+    p->pid_wire = (uint32_t)r;
+  }
+  for (int k = 0; k <= st.M; k++) {
+    ftmw_peer *p = &st.masters[k];
+    p->kind = FTMW_ROLE_MASTER;
+    p->id = k;
+    p->pid_wire = FTMW_PID_MASTER(k);
+  }
+  for (int s = 0; s < st.S; s++) {
+    ftmw_peer *p = &st.spares[s];
+    p->kind = FTMW_ROLE_SPARE;
+    p->id = s;
+    p->pid_wire = FTMW_PID_SPARE(s);
+  }
+  for (int r = 0; r <= st.W; r++) {
+    ftmw_q_init(&st.workers[r].inbox);
+    ftmw_q_init(&st.workers[r].unacked);
+  }
+  for (int k = 0; k <= st.M; k++) {
+    ftmw_q_init(&st.masters[k].inbox);
+    ftmw_q_init(&st.masters[k].unacked);
+  }
+  for (int s = 0; s < st.S; s++) {
+    ftmw_q_init(&st.spares[s].inbox);
+    ftmw_q_init(&st.spares[s].unacked);
+  }
+  return 0;
+}
+
+/* Listeners bind to the address MPI's processor name resolves to, never to
+ * every interface. */
+static int resolve_self(void) {
+  struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM};
+  struct addrinfo *res = NULL;
+  if (getaddrinfo(st.host, NULL, &hints, &res) != 0 || res == NULL) {
+    ftmw_log("cannot resolve this host's name \"%s\" (from MPI) to an IPv4 "
+             "address for FTMW's listener",
+             st.host);
+    return -1;
+  }
+  uv_ip4_name((const struct sockaddr_in *)res->ai_addr, st.listen_ip,
+              sizeof(st.listen_ip));
+  freeaddrinfo(res);
+  return 0;
+}
+
+static void apply_setup(const ftmw_setup *s) {
+  st.role = s->role;
+  st.id = s->id;
+  st.epoch = s->epoch;
+  st.W = s->W;
+  st.M = s->M;
+  st.S = s->S;
+  st.cfg = s->cfg;
+  memcpy(st.secret, s->secret, sizeof(st.secret));
+}
+
+static void fill_setup(ftmw_setup *s, int role, int id, uint32_t epoch) {
+  memset(s, 0, sizeof(*s));
+  s->magic = SETUP_MAGIC;
+  s->role = role;
+  s->id = id;
+  s->epoch = epoch;
+  s->W = st.W;
+  s->M = st.M;
+  s->S = st.S;
+  s->cfg = st.cfg;
+  memcpy(s->secret, st.secret, sizeof(s->secret));
+  snprintf(s->master_ip[0], sizeof(s->master_ip[0]), "%s", st.listen_ip);
+  s->master_port[0] = st.listen_port;
+}
+
+/* Reads and validates the settings (the process that launches the job). */
+static int read_config(int static_size) {
+  char err[320];
+  if (ftmw_config_parse(&st.cfg, env_get, err, sizeof(err)) != 0) {
+    ftmw_log("%s", err);
+    return -1;
+  }
+  if (st.cfg.hostfile[0] &&
+      ftmw_hosts_load(st.cfg.hostfile, &st.hosts, err, sizeof(err)) != 0) {
+    ftmw_log("FT_HOSTFILE: %s", err);
+    return -1;
+  }
+  st.M = st.cfg.masters;
+  if (static_size == 0) {
+    if (st.cfg.workers < 0) {
+      ftmw_log("FT_NUM_SLAVES is not set: in spawn mode (mpiexec -n 1) it "
+               "gives the number of workers to start");
+      return -1;
+    }
+    if (st.cfg.spares > 0) {
+      ftmw_log("FT_SPARES=%d is invalid in spawn mode: spares exist only in "
+               "static mode (mpiexec -n 1+W+M+S)",
+               st.cfg.spares);
+      return -1;
+    }
+    st.W = st.cfg.workers;
+    st.S = 0;
+    return 0;
+  }
+  int rest = static_size - 1 - st.M;
+  st.W = st.cfg.workers >= 0 ? st.cfg.workers : rest;
+  st.S = rest - st.W;
+  if (st.W < 1 || st.S < 0) {
+    ftmw_log("FT_NUM_SLAVES=%d does not fit: MPI_COMM_WORLD has %d processes "
+             "for 1 master, %d replicas and the workers",
+             st.W, static_size, st.M);
+    return -1;
+  }
+  if (st.cfg.spares >= 0 && st.cfg.spares != st.S) {
+    ftmw_log("FT_SPARES=%d does not match MPI_COMM_WORLD: %d processes give "
+             "%d workers, %d replicas and %d spares",
+             st.cfg.spares, static_size, st.W, st.M, st.S);
+    return -1;
+  }
+  return 0;
+}
+
+/* --- waiting for processes to join --------------------------------------- */
+
+/* Waits until p leaves LAUNCHING; one that has not joined by the deadline
+ * is declared failed. Returns 1 if p is alive. */
+static int wait_joined_locked(ftmw_peer *p, uint64_t deadline) {
+  while (p->state == FTMW_PEER_LAUNCHING) {
+    uint64_t now = ftmw_now_ms();
+    if (now >= deadline) {
+      p->state = FTMW_PEER_FAILED;
+      p->unreported = 1;
+      st.failure_seen = 1;
+      ftmw_log("%s %d did not connect within %d s", ftmw_role_name(p->kind),
+               p->id, LAUNCH_WAIT_MS / 1000);
+      break;
+    }
+    ftmw_wait_locked((int64_t)(deadline - now));
+  }
+  return p->state == FTMW_PEER_ALIVE;
+}
+
+/* --- spawn mode ---------------------------------------------------------- */
+
+static int spawn_one(ftmw_peer *p, int host) {
+  MPI_Info info = MPI_INFO_NULL;
+  if (host >= 0) {
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "host", st.hosts.v[host].name);
+  }
+  MPI_Comm inter;
+  int errcode = MPI_SUCCESS;
+  uint64_t t0 = uv_hrtime();
+  int rc = MPI_Comm_spawn(exe_path, spawn_args, 1, info, 0, MPI_COMM_SELF,
+                          &inter, &errcode);
+  if (info != MPI_INFO_NULL)
+    MPI_Info_free(&info);
+  if (rc != MPI_SUCCESS || errcode != MPI_SUCCESS) {
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc != MPI_SUCCESS ? rc : errcode, msg, &len);
+    ftmw_log("cannot spawn worker %d%s%s: %s", p->id, host >= 0 ? " on " : "",
+             host >= 0 ? st.hosts.v[host].name : "", msg);
+    return -1;
+  }
+  ftmw_setup s;
+  fill_setup(&s, FTMW_ROLE_WORKER, p->id, p->epoch);
+  rc = MPI_Send(&s, sizeof(s), MPI_BYTE, 0, SETUP_TAG, inter);
+  ftmw_trace("spawned", "\"worker\":%d,\"worker_epoch\":%u,\"host\":\"%s\",\"ms\":%.3f",
+             p->id, p->epoch, host >= 0 ? st.hosts.v[host].name : st.host,
+             (uv_hrtime() - t0) / 1e6);
+  /* The intercommunicator is never used again, and freeing or
+   * disconnecting it would involve the child: it is left alone. */
+  return rc == MPI_SUCCESS ? 0 : -1;
+}
+
+static int init_spawn_primary(void) {
+  if (read_config(0) != 0 || resolve_self() != 0 || alloc_peers() != 0)
+    return -1;
+  st.role = FTMW_ROLE_MASTER;
+  st.id = 0;
+  uv_random(NULL, NULL, st.secret, sizeof(st.secret), 0, NULL);
+  if (ftmw_transport_start(1) != FT_SUCCESS)
+    return -1;
+  placed_host = calloc((size_t)st.W + 1, sizeof(int));
+  if (placed_host == NULL)
+    return -1;
+  for (int r = 1; r <= st.W; r++) {
+    placed_host[r] = st.hosts.n ? ftmw_hosts_place(&st.hosts, r - 1) : -1;
+    st.workers[r].state = FTMW_PEER_LAUNCHING;
+  }
+  for (int r = 1; r <= st.W; r++)
+    if (spawn_one(&st.workers[r], placed_host[r]) != 0)
+      return -1;
+  return 0;
+}
+
+/* --- static mode ---------------------------------------------------------- */
+
+static int init_static(int rank, int size, ftmw_setup *out) {
+  ftmw_setup s;
+  memset(&s, 0, sizeof(s));
+  if (rank == 0) {
+    st.role = FTMW_ROLE_MASTER;
+    if (read_config(size) != 0)
+      s.status = 1;
+    else if (resolve_self() != 0 || alloc_peers() != 0 ||
+             (uv_random(NULL, NULL, st.secret, sizeof(st.secret), 0, NULL),
+              ftmw_transport_start(1)) != FT_SUCCESS)
+      s.status = 1;
+    else {
+      for (int r = 1; r <= st.W; r++)
+        st.workers[r].state = FTMW_PEER_LAUNCHING;
+      for (int k = 0; k < st.S; k++)
+        st.spares[k].state = FTMW_PEER_LAUNCHING;
+      fill_setup(&s, FTMW_ROLE_MASTER, 0, 0);
+    }
+    s.magic = SETUP_MAGIC;
+  }
+  MPI_Bcast(&s, sizeof(s), MPI_BYTE, 0, MPI_COMM_WORLD);
+  if (s.magic != SETUP_MAGIC || s.status != 0)
+    return -1; /* rank 0 printed why */
+  if (rank == 0)
+    return 0;
+  *out = s;
+  apply_setup(&s);
+  if (rank <= st.W) {
+    st.role = FTMW_ROLE_WORKER;
+    st.id = rank;
+  } else if (rank <= st.W + st.M) {
+    return -1; /* replicas: refused by read_config until implemented */
+  } else {
+    st.role = FTMW_ROLE_SPARE;
+    st.id = rank - 1 - st.W - st.M;
+  }
+  st.epoch = 0;
+  return alloc_peers() != 0 ? -1 : 1;
+}
+
+/* --- joining (workers and spares) ---------------------------------------- */
+
+static int connect_masters(const char ip[][48], const int32_t *port) {
+  if (ftmw_transport_start(0) != FT_SUCCESS)
+    return -1;
+  ftmw_fault_hit(FTMW_FAULT_INIT);
+  uv_mutex_lock(&st.lock);
+  for (int k = 0; k <= st.M; k++) {
+    ftmw_op op = {.kind = FTMW_OP_CONNECT, .peer = &st.masters[k]};
+    struct sockaddr_in *a = (struct sockaddr_in *)&op.addr;
+    if (uv_ip4_addr(ip[k], port[k], a) != 0) {
+      uv_mutex_unlock(&st.lock);
+      ftmw_log("bad master address %s:%d", ip[k], (int)port[k]);
+      return -1;
+    }
+    st.masters[k].state = FTMW_PEER_LAUNCHING;
+    ftmw_transport_submit(&op, 1);
+    ftmw_op_wait_locked(&op);
+  }
+  uint64_t deadline = ftmw_now_ms() + LAUNCH_WAIT_MS;
+  int alive = 0;
+  for (int k = 0; k <= st.M; k++)
+    alive += wait_joined_locked(&st.masters[k], deadline);
+  uv_mutex_unlock(&st.lock);
+  if (alive == 0) {
+    ftmw_log("%s %d: cannot reach any master", ftmw_role_name(st.role), st.id);
+    return -1;
+  }
+  return 0;
+}
+
+/* A spare waits, connected, until ft_restore activates it or the job ends;
+ * then it never returns to the application. */
+static int spare_wait(void) {
+  uv_mutex_lock(&st.lock);
+  while (!st.activated && !st.masters[0].bye &&
+         st.masters[0].state == FTMW_PEER_ALIVE)
+    ftmw_wait_locked(-1);
+  int activated = st.activated, clean = st.masters[0].bye_clean;
+  uv_mutex_unlock(&st.lock);
+  if (activated) {
+    st.restored = 1;
+    ftmw_trace("launch", "\"restored\":1");
+    return 0;
+  }
+  ftmw_transport_stop();
+  ftmw_launch_finalize(clean);
+  exit(0);
+}
+
+int ftmw_launch_init(int *argc, char ***argv) {
+  int inited = 0;
+  MPI_Initialized(&inited);
+  if (!inited) {
+    int provided;
+    if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) !=
+        MPI_SUCCESS) {
+      ftmw_log("MPI_Init failed");
+      return -1;
+    }
+    st.mpi_owned = 1;
+  }
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+  char name[MPI_MAX_PROCESSOR_NAME];
+  int len = 0;
+  MPI_Get_processor_name(name, &len);
+  len = len < (int)sizeof(st.host) ? len : (int)sizeof(st.host) - 1;
+  memcpy(st.host, name, (size_t)len);
+  st.host[len] = '\0';
+  ssize_t n = readlink("/proc/self/exe", exe_path, sizeof(exe_path) - 1);
+  if (n <= 0) {
+    ftmw_log("cannot find this program's executable");
+    return -1;
+  }
+  exe_path[n] = '\0';
+  spawn_args = (argc && argv && *argc > 1) ? *argv + 1 : MPI_ARGV_NULL;
+
+  MPI_Comm parent;
+  MPI_Comm_get_parent(&parent);
+  ftmw_setup s;
+  int rc;
+  if (parent != MPI_COMM_NULL) {
+    st.mode = FTMW_MODE_SPAWN;
+    if (MPI_Recv(&s, sizeof(s), MPI_BYTE, 0, SETUP_TAG, parent,
+                 MPI_STATUS_IGNORE) != MPI_SUCCESS ||
+        s.magic != SETUP_MAGIC) {
+      ftmw_log("spawned process: no valid set-up record from the master");
+      return -1;
+    }
+    apply_setup(&s);
+    if (alloc_peers() != 0)
+      return -1;
+    rc = s.epoch > 0 ? 0 : 1;
+  } else {
+    int size, rank;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (size == 1) {
+      st.mode = FTMW_MODE_SPAWN;
+      rc = init_spawn_primary() == 0 ? 1 : -1;
+    } else {
+      st.mode = FTMW_MODE_STATIC;
+      rc = init_static(rank, size, &s);
+      if (rc == 0)
+        rc = 1;
+    }
+  }
+  if (rc < 0)
+    return -1;
+  ftmw_trace_open(st.cfg.trace);
+  ftmw_fault_arm(st.cfg.fault, st.role == FTMW_ROLE_MASTER, st.id, st.epoch);
+  st.restored = rc == 0;
+  if (st.role == FTMW_ROLE_MASTER) {
+    register_status_file();
+    uv_mutex_lock(&st.lock);
+    uint64_t deadline = ftmw_now_ms() + LAUNCH_WAIT_MS;
+    for (int r = 1; r <= st.W; r++)
+      wait_joined_locked(&st.workers[r], deadline);
+    for (int k = 0; k < st.S; k++)
+      wait_joined_locked(&st.spares[k], deadline);
+    uv_mutex_unlock(&st.lock);
+    ftmw_trace("launch", "\"mode\":\"%s\",\"workers\":%d,\"spares\":%d",
+               st.mode == FTMW_MODE_SPAWN ? "spawn" : "static", st.W, st.S);
+    return 1;
+  }
+  if (connect_masters(s.master_ip, s.master_port) != 0)
+    return -1;
+  if (st.role == FTMW_ROLE_SPARE)
+    return spare_wait();
+  ftmw_trace("launch", "\"restored\":%d", rc == 0);
+  return rc;
+}
+
+/* --- restore --------------------------------------------------------------- */
+
+static int restore_spawn(ftmw_peer *p) {
+  int attempts = 0;
+  for (;;) {
+    int host = -1;
+    if (st.hosts.n) {
+      if (placed_host[p->id] >= 0 &&
+          ftmw_hosts_fail(&st.hosts, st.hosts.v[placed_host[p->id]].name))
+        ftmw_log("host %s blacklisted", st.hosts.v[placed_host[p->id]].name);
+      host = ftmw_hosts_pick(&st.hosts);
+      if (host < 0)
+        return FT_ERR_NO_HOST;
+      placed_host[p->id] = host;
+    } else if (attempts++ == LOCAL_ATTEMPTS) {
+      return FT_ERR_NO_HOST;
+    }
+    uv_mutex_lock(&st.lock);
+    p->epoch++;
+    p->state = FTMW_PEER_LAUNCHING;
+    uv_mutex_unlock(&st.lock);
+    int ok = 0;
+    if (spawn_one(p, host) == 0) {
+      uv_mutex_lock(&st.lock);
+      ok = wait_joined_locked(p, ftmw_now_ms() + LAUNCH_WAIT_MS);
+      uv_mutex_unlock(&st.lock);
+    } else {
+      uv_mutex_lock(&st.lock);
+      p->state = FTMW_PEER_FAILED;
+      uv_mutex_unlock(&st.lock);
+    }
+    if (ok)
+      return FT_SUCCESS;
+  }
+}
+
+static int restore_spare(ftmw_peer *p) {
+  for (int k = 0; k < st.S; k++) {
+    ftmw_peer *sp = &st.spares[k];
+    uv_mutex_lock(&st.lock);
+    int idle = sp->state == FTMW_PEER_ALIVE &&
+               !(st.hosts.n && ftmw_hosts_is_failed(&st.hosts, sp->host));
+    if (!idle) {
+      uv_mutex_unlock(&st.lock);
+      continue;
+    }
+    p->epoch++;
+    p->state = FTMW_PEER_LAUNCHING;
+    ftmw_op op = {.kind = FTMW_OP_ACTIVATE, .peer = sp, .target = p};
+    ftmw_transport_submit(&op, 1);
+    ftmw_op_wait_locked(&op);
+    int ok = wait_joined_locked(p, ftmw_now_ms() + LAUNCH_WAIT_MS);
+    uv_mutex_unlock(&st.lock);
+    if (ok)
+      return FT_SUCCESS;
+  }
+  return FT_ERR_NO_HOST;
+}
+
+int ftmw_launch_restore(ftmw_peer *p) {
+  if (st.hosts.n && st.mode == FTMW_MODE_STATIC && p->host[0] &&
+      ftmw_hosts_fail(&st.hosts, p->host))
+    ftmw_log("host %s blacklisted", p->host);
+  return st.mode == FTMW_MODE_SPAWN ? restore_spawn(p) : restore_spare(p);
+}
+
+void ftmw_launch_finalize(int clean) {
+  /* After a death MPI_Finalize may wait forever for the dead (MPICH does),
+   * so it is called only when every process is known to reach it. */
+  if (clean && st.mpi_owned)
+    MPI_Finalize();
+}

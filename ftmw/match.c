@@ -1,0 +1,61 @@
+/* Matching of inbound messages (see match.h). */
+#include "ftmw_impl.h"
+
+#include <stdlib.h>
+
+void ftmw_match_push(ftmw_qnode *arrivals, ftmw_peer *p, ftmw_msg *m) {
+  ftmw_q_insert_tail(&p->inbox, &m->by_peer);
+  ftmw_q_insert_tail(arrivals, &m->by_arrival);
+}
+
+ftmw_msg *ftmw_match_peer(ftmw_peer *p, int tag) {
+  ftmw_qnode *n;
+  ftmw_q_foreach(n, &p->inbox) {
+    ftmw_msg *m = FTMW_CONTAINER_OF(n, ftmw_msg, by_peer);
+    if (ftmw_tag_matches(tag, m->tag))
+      return m;
+  }
+  return NULL;
+}
+
+ftmw_msg *ftmw_match_any(ftmw_qnode *arrivals, int tag) {
+  ftmw_qnode *n;
+  ftmw_q_foreach(n, arrivals) {
+    ftmw_msg *m = FTMW_CONTAINER_OF(n, ftmw_msg, by_arrival);
+    if (ftmw_tag_matches(tag, m->tag))
+      return m;
+  }
+  return NULL;
+}
+
+ftmw_msg *ftmw_match_posted(ftmw_qnode *arrivals, ftmw_peer *workers, int W) {
+  ftmw_qnode *n;
+  ftmw_q_foreach(n, arrivals) {
+    ftmw_msg *m = FTMW_CONTAINER_OF(n, ftmw_msg, by_arrival);
+    if (m->source < 1 || m->source > W)
+      continue;
+    const ftmw_peer *p = &workers[m->source];
+    /* Only the oldest message of a source may complete its posting, so
+     * that one sender's messages are still received in order. */
+    if (p->post.active && ftmw_tag_matches(p->post.tag, m->tag) &&
+        ftmw_match_peer((ftmw_peer *)p, p->post.tag) == m)
+      return m;
+  }
+  return NULL;
+}
+
+void ftmw_match_take(ftmw_msg *m) {
+  ftmw_q_remove(&m->by_peer);
+  ftmw_q_remove(&m->by_arrival);
+}
+
+int ftmw_match_drop(ftmw_peer *p) {
+  int n = 0;
+  while (!ftmw_q_empty(&p->inbox)) {
+    ftmw_msg *m = FTMW_CONTAINER_OF(ftmw_q_head(&p->inbox), ftmw_msg, by_peer);
+    ftmw_match_take(m);
+    free(m);
+    n++;
+  }
+  return n;
+}

@@ -1,0 +1,30 @@
+/* Matching of inbound messages: per-source order, FT_ANY_TAG and
+ * FT_ANY_SOURCE. Pure list logic over ftmw_msg; callers hold st.lock. */
+#ifndef FTMW_MATCH_H
+#define FTMW_MATCH_H
+
+/* Queues m (from peer p) at the tail of p->inbox and of arrivals. */
+void ftmw_match_push(ftmw_qnode *arrivals, ftmw_peer *p, ftmw_msg *m);
+
+/* The oldest message from p with tag (or any tag), or NULL. */
+ftmw_msg *ftmw_match_peer(ftmw_peer *p, int tag);
+
+/* The oldest message from any source with tag (or any tag), or NULL. */
+ftmw_msg *ftmw_match_any(ftmw_qnode *arrivals, int tag);
+
+/* The oldest message that completes a posted receive in workers[1..W],
+ * or NULL. */
+ftmw_msg *ftmw_match_posted(ftmw_qnode *arrivals, ftmw_peer *workers, int W);
+
+/* Unlinks m from both queues; the caller then owns it. */
+void ftmw_match_take(ftmw_msg *m);
+
+/* Frees every queued message from p (a fenced incarnation). Returns how
+ * many were dropped. */
+int ftmw_match_drop(ftmw_peer *p);
+
+static inline int ftmw_tag_matches(int want, int tag) {
+  return want == FT_ANY_TAG || want == tag;
+}
+
+#endif

@@ -1,0 +1,758 @@
+/* The I/O thread (see transport.h). Everything here runs on that thread
+ * except ftmw_transport_start/submit/stop and the wait helpers. */
+#include "ftmw_impl.h"
+
+#include <arpa/inet.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define STAGE_SIZE (32 * 1024)
+#define DIRECT_MIN 4096
+
+typedef struct ftmw_conn {
+  uv_tcp_t tcp;
+  ftmw_qnode node; /* st.conns */
+  ftmw_peer *peer; /* NULL until authenticated */
+  ftmw_reader reader;
+  int direct;  /* the last read buffer was a payload, read in place */
+  int closing;
+  int activating; /* master: ACTIVATE sent, ACTIVATED not yet seen */
+  const char *reject; /* why an unauthenticated frame was refused */
+  uint64_t opened_ms, last_rx_ms, last_tx_ms;
+  char addr[64];
+  uv_connect_t connect_req;
+  uint8_t stage[STAGE_SIZE];
+} ftmw_conn;
+
+/* A small frame (ACK, heartbeat, handshake) that could not be written at
+ * once: it keeps its own copy until libuv is done with it. */
+typedef struct {
+  uv_write_t req;
+  size_t len;
+  uint8_t buf[FTMW_HDR_SIZE + FTMW_HELLO_SIZE];
+} ctrl_write;
+
+#define st ftmw_st
+
+static void conn_close(ftmw_conn *c);
+
+/* --- waking the application thread ------------------------------------ */
+
+int ftmw_wait_locked(int64_t ms) {
+  if (ms < 0) {
+    uv_cond_wait(&st.cond, &st.lock);
+    return 0;
+  }
+  return uv_cond_timedwait(&st.cond, &st.lock, (uint64_t)ms * 1000000u) == 0
+             ? 0
+             : -1;
+}
+
+int ftmw_op_wait_locked(ftmw_op *op) {
+  while (!op->done || (op->want_ack && !op->acked && !op->failed))
+    uv_cond_wait(&st.cond, &st.lock);
+  return op->failed ? FT_ERR_PEER_FAILED : FT_SUCCESS;
+}
+
+/* --- writing ------------------------------------------------------------ */
+
+static void ctrl_write_cb(uv_write_t *req, int status) {
+  (void)status;
+  free(req->data);
+}
+
+/* Writes a small frame now if the socket takes it, else queues a copy. */
+static void write_small(ftmw_conn *c, const uint8_t *buf, size_t len) {
+  if (c->closing)
+    return;
+  uv_buf_t b = uv_buf_init((char *)buf, (unsigned)len);
+  int n = uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
+  if (n < 0)
+    n = 0;
+  c->last_tx_ms = ftmw_now_ms();
+  if ((size_t)n == len)
+    return;
+  ctrl_write *w = malloc(sizeof(*w));
+  if (w == NULL) {
+    /* A lost control frame would desynchronise the stream: give up on it. */
+    if (c->peer)
+      ftmw_log("out of memory writing to %s; closing it", c->addr);
+    conn_close(c);
+    return;
+  }
+  w->len = len - (size_t)n;
+  memcpy(w->buf, buf + n, w->len);
+  w->req.data = w;
+  b = uv_buf_init((char *)w->buf, (unsigned)w->len);
+  if (uv_write(&w->req, (uv_stream_t *)&c->tcp, &b, 1, ctrl_write_cb) != 0)
+    free(w);
+}
+
+static void send_ctrl(ftmw_conn *c, int type, uint32_t dst, int tag,
+                      uint64_t seq, unsigned flags, const uint8_t *payload,
+                      size_t len) {
+  uint8_t buf[FTMW_HDR_SIZE + FTMW_HELLO_SIZE];
+  ftmw_hdr h = {.type = (uint8_t)type,
+                .flags = (uint16_t)flags,
+                .src = ftmw_self_pid(),
+                .dst = dst,
+                .tag = tag,
+                .epoch = st.epoch,
+                .seq = seq,
+                .len = len};
+  ftmw_wire_encode(buf, &h);
+  if (len)
+    memcpy(buf + FTMW_HDR_SIZE, payload, len);
+  write_small(c, buf, FTMW_HDR_SIZE + len);
+}
+
+static void op_finish(ftmw_op *op, int failed) {
+  uv_mutex_lock(&st.lock);
+  op->done = 1;
+  if (failed)
+    op->failed = 1;
+  uv_cond_signal(&st.cond);
+  uv_mutex_unlock(&st.lock);
+}
+
+static void op_write_cb(uv_write_t *req, int status) {
+  ftmw_op *op = req->data;
+  op_finish(op, status < 0);
+}
+
+static void do_frame(ftmw_op *op) {
+  ftmw_peer *p = op->peer;
+  ftmw_conn *c = p->conn;
+  uv_mutex_lock(&st.lock);
+  int ok = c != NULL && !c->closing && p->epoch == op->epoch &&
+           (p->state == FTMW_PEER_ALIVE || p->state == FTMW_PEER_LAUNCHING);
+  uv_mutex_unlock(&st.lock);
+  if (!ok) {
+    op_finish(op, 1);
+    return;
+  }
+  if (op->want_ack)
+    ftmw_q_insert_tail(&p->unacked, &op->node);
+  c->last_tx_ms = ftmw_now_ms();
+  int n = uv_try_write((uv_stream_t *)&c->tcp, op->bufs, op->nbufs);
+  if (n < 0)
+    n = 0;
+  size_t skip = (size_t)n;
+  unsigned i = 0;
+  while (i < op->nbufs && skip >= op->bufs[i].len)
+    skip -= op->bufs[i++].len;
+  if (i == op->nbufs) {
+    op_finish(op, 0);
+  } else {
+    op->bufs[i].base += skip;
+    op->bufs[i].len -= skip;
+    op->req.data = op;
+    if (uv_write(&op->req, (uv_stream_t *)&c->tcp, op->bufs + i, op->nbufs - i,
+                 op_write_cb) != 0)
+      op_finish(op, 1);
+  }
+  if (op->want_ack)
+    ftmw_fault_hit(FTMW_FAULT_SEND_WRITTEN);
+}
+
+/* --- failures ----------------------------------------------------------- */
+
+static const char *peer_name(const ftmw_peer *p, char *buf, size_t len) {
+  if (p->kind == FTMW_ROLE_WORKER)
+    snprintf(buf, len, "worker %d", p->id);
+  else if (p->kind == FTMW_ROLE_MASTER)
+    snprintf(buf, len, "master %d", p->id);
+  else
+    snprintf(buf, len, "spare %d", p->id);
+  return buf;
+}
+
+static int all_masters_gone(void) {
+  for (int k = 0; k <= st.M; k++)
+    if (st.masters[k].state == FTMW_PEER_ALIVE ||
+        st.masters[k].state == FTMW_PEER_LAUNCHING)
+      return 0;
+  return 1;
+}
+
+/* Declares p failed (or finished, when done), fences it and wakes every
+ * call waiting on it. */
+static void peer_down(ftmw_peer *p, int done, const char *why) {
+  ftmw_conn *c = p->conn;
+  uv_mutex_lock(&st.lock);
+  int was = p->state;
+  if (was == FTMW_PEER_ALIVE || was == FTMW_PEER_LAUNCHING) {
+    p->state = done ? FTMW_PEER_DONE : FTMW_PEER_FAILED;
+    if (!done) {
+      p->unreported = 1;
+      p->failed_at = uv_hrtime();
+      st.failure_seen = 1;
+    }
+  }
+  while (!ftmw_q_empty(&p->unacked)) {
+    ftmw_op *op = FTMW_CONTAINER_OF(ftmw_q_head(&p->unacked), ftmw_op, node);
+    ftmw_q_remove(&op->node);
+    op->failed = 1;
+  }
+  int orphan = st.role == FTMW_ROLE_WORKER || st.role == FTMW_ROLE_SPARE
+                   ? all_masters_gone()
+                   : 0;
+  uv_cond_broadcast(&st.cond);
+  uv_mutex_unlock(&st.lock);
+  if (c) {
+    c->peer = NULL;
+    p->conn = NULL;
+    conn_close(c);
+  }
+  if (done || (was != FTMW_PEER_ALIVE && was != FTMW_PEER_LAUNCHING))
+    return;
+  char name[32];
+  peer_name(p, name, sizeof(name));
+  ftmw_trace("failure_detected", "\"peer\":\"%s\",\"peer_epoch\":%u,\"reason\":\"%s\"",
+             name, p->epoch, why);
+  if (st.role == FTMW_ROLE_MASTER && st.id == st.primary)
+    ftmw_log("%s (pid %d on %s) failed: %s", name, p->os_pid,
+             p->host[0] ? p->host : "?", why);
+  if (orphan && st.orphan_since == 0) {
+    st.orphan_since = ftmw_now_ms();
+    ftmw_trace("orphaned", NULL);
+  }
+}
+
+/* --- reading ------------------------------------------------------------ */
+
+static void *payload_alloc(void *ctx, const ftmw_hdr *h) {
+  ftmw_conn *c = ctx;
+  if (c->peer == NULL && h->type != FTMW_FRAME_HELLO) {
+    c->reject = "expected HELLO";
+    return NULL;
+  }
+  ftmw_msg *m = malloc(sizeof(*m) + h->len);
+  if (m == NULL) {
+    c->reject = "out of memory";
+    return NULL;
+  }
+  return m->data;
+}
+
+static void payload_release(void *ctx, void *payload) {
+  (void)ctx;
+  free(FTMW_CONTAINER_OF(payload, ftmw_msg, data));
+}
+
+static int on_hello(ftmw_conn *c, const uint8_t *payload) {
+  ftmw_hello m;
+  if (ftmw_wire_decode_hello(payload, FTMW_HELLO_SIZE, &m) != FTMW_WIRE_OK) {
+    c->reject = "malformed HELLO";
+    return -1;
+  }
+  /* Constant time, so that the secret cannot be guessed byte by byte. */
+  unsigned diff = 0;
+  for (int i = 0; i < FTMW_SECRET_SIZE; i++)
+    diff |= (unsigned)(m.secret[i] ^ st.secret[i]);
+  if (diff != 0) {
+    c->reject = "wrong job secret";
+    return -1;
+  }
+  ftmw_peer *p = NULL;
+  if (m.role == FTMW_ROLE_WORKER && m.id >= 1 && (int)m.id <= st.W)
+    p = &st.workers[m.id];
+  else if (m.role == FTMW_ROLE_SPARE && (int)m.id < st.S)
+    p = &st.spares[m.id];
+  if (p == NULL) {
+    c->reject = "unknown process identity";
+    return -1;
+  }
+  uv_mutex_lock(&st.lock);
+  int ok = p->state == FTMW_PEER_LAUNCHING && p->epoch == m.epoch && p->conn == NULL;
+  if (ok) {
+    p->state = FTMW_PEER_ALIVE;
+    p->os_pid = (int)m.pid;
+    memcpy(p->host, m.host, sizeof(p->host));
+    uv_cond_broadcast(&st.cond);
+  }
+  uv_mutex_unlock(&st.lock);
+  if (!ok) {
+    c->reject = "stale or duplicate incarnation";
+    return -1;
+  }
+  c->peer = p;
+  p->conn = c;
+  c->reader.max_payload = st.cfg.max_message;
+  send_ctrl(c, FTMW_FRAME_WELCOME, p->pid_wire, 0, 0, 0, NULL, 0);
+  char name[32];
+  ftmw_trace("connect", "\"peer\":\"%s\",\"peer_epoch\":%u,\"peer_pid\":%d",
+             peer_name(p, name, sizeof(name)), p->epoch, p->os_pid);
+  return 0;
+}
+
+static void on_activate(ftmw_conn *c, const ftmw_hdr *h) {
+  uv_mutex_lock(&st.lock);
+  st.role = FTMW_ROLE_WORKER;
+  st.id = h->tag;
+  st.epoch = (uint32_t)h->seq;
+  st.activated = 1;
+  uv_cond_broadcast(&st.cond);
+  uv_mutex_unlock(&st.lock);
+  ftmw_fault_arm(st.cfg.fault, 0, st.id, st.epoch);
+  send_ctrl(c, FTMW_FRAME_ACTIVATED, c->peer->pid_wire, 0, 0, 0, NULL, 0);
+  ftmw_trace("activated", NULL);
+}
+
+static void on_data(ftmw_conn *c, const ftmw_hdr *h, void *payload) {
+  ftmw_peer *p = c->peer;
+  ftmw_msg *m = payload ? FTMW_CONTAINER_OF(payload, ftmw_msg, data)
+                        : malloc(sizeof(ftmw_msg));
+  if (m == NULL) {
+    peer_down(p, 0, "out of memory for an inbound message");
+    return;
+  }
+  m->source = p->kind == FTMW_ROLE_WORKER ? p->id : 0;
+  m->tag = h->tag;
+  m->len = (size_t)h->len;
+  uv_mutex_lock(&st.lock);
+  ftmw_match_push(&st.arrivals, p, m);
+  uv_cond_signal(&st.cond);
+  uv_mutex_unlock(&st.lock);
+  ftmw_fault_hit(FTMW_FAULT_RECV_ACK);
+  send_ctrl(c, FTMW_FRAME_ACK, p->pid_wire, 0, h->seq, 0, NULL, 0);
+}
+
+/* Returns non-zero when the connection was closed. */
+static int on_frame(void *ctx, const ftmw_hdr *h, void *payload) {
+  ftmw_conn *c = ctx;
+  ftmw_peer *p = c->peer;
+  if (p == NULL) { /* unauthenticated: only a HELLO is acceptable */
+    int rc = h->type == FTMW_FRAME_HELLO ? on_hello(c, payload) : -1;
+    if (payload)
+      payload_release(c, payload);
+    if (rc != 0) {
+      if (c->reject == NULL)
+        c->reject = "expected HELLO";
+      ftmw_log("dropped connection from %s: %s", c->addr, c->reject);
+      ftmw_trace("connection_rejected", "\"from\":\"%s\",\"reason\":\"%s\"",
+                 c->addr, c->reject);
+      conn_close(c);
+      return 1;
+    }
+    return 0;
+  }
+  /* A spare being activated may still have heartbeats of its old
+   * identity in flight: those are the only frames it sends. */
+  if (c->activating && h->type == FTMW_FRAME_HEARTBEAT)
+    return 0;
+  /* Fencing: every frame must come from the bound incarnation, to us. */
+  if (h->src != p->pid_wire || h->epoch != p->epoch || h->dst != ftmw_self_pid()) {
+    if (payload)
+      payload_release(c, payload);
+    peer_down(p, 0, "protocol error: frame from a wrong identity or epoch");
+    return 1;
+  }
+  switch (h->type) {
+  case FTMW_FRAME_DATA:
+    on_data(c, h, payload);
+    return c->closing;
+  case FTMW_FRAME_ACK: {
+    ftmw_op *op = ftmw_q_empty(&p->unacked)
+                      ? NULL
+                      : FTMW_CONTAINER_OF(ftmw_q_head(&p->unacked), ftmw_op, node);
+    if (op == NULL || op->seq != h->seq) {
+      peer_down(p, 0, "protocol error: unexpected ACK");
+      return 1;
+    }
+    ftmw_q_remove(&op->node);
+    uv_mutex_lock(&st.lock);
+    op->acked = 1;
+    uv_cond_signal(&st.cond);
+    uv_mutex_unlock(&st.lock);
+    return 0;
+  }
+  case FTMW_FRAME_HEARTBEAT:
+    return 0;
+  case FTMW_FRAME_WELCOME:
+  case FTMW_FRAME_ACTIVATED:
+    c->activating = 0;
+    uv_mutex_lock(&st.lock);
+    if (p->state == FTMW_PEER_LAUNCHING)
+      p->state = FTMW_PEER_ALIVE;
+    uv_cond_broadcast(&st.cond);
+    uv_mutex_unlock(&st.lock);
+    return 0;
+  case FTMW_FRAME_FIN:
+  case FTMW_FRAME_BYE:
+    uv_mutex_lock(&st.lock);
+    if (h->type == FTMW_FRAME_FIN)
+      p->fin = 1;
+    else {
+      p->bye = 1;
+      p->bye_clean = (h->flags & FTMW_FLAG_CLEAN) != 0;
+    }
+    uv_cond_broadcast(&st.cond);
+    uv_mutex_unlock(&st.lock);
+    return 0;
+  case FTMW_FRAME_ACTIVATE:
+    if (st.role != FTMW_ROLE_SPARE || h->tag < 1 || h->tag > st.W) {
+      peer_down(p, 0, "protocol error: unexpected ACTIVATE");
+      return 1;
+    }
+    on_activate(c, h);
+    return 0;
+  default:
+    peer_down(p, 0, "protocol error: unexpected frame");
+    return 1;
+  }
+}
+
+static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
+  (void)suggested;
+  ftmw_conn *c = h->data;
+  size_t len;
+  uint8_t *direct = ftmw_reader_direct(&c->reader, DIRECT_MIN, &len);
+  c->direct = direct != NULL;
+  buf->base = (char *)(direct ? direct : c->stage);
+  buf->len = direct ? len : sizeof(c->stage);
+}
+
+static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
+  (void)buf;
+  ftmw_conn *c = s->data;
+  if (c->closing)
+    return;
+  if (nread < 0) {
+    ftmw_peer *p = c->peer;
+    if (p == NULL) {
+      conn_close(c);
+      return;
+    }
+    /* A peer that said goodbye may close; any other close is a crash,
+     * even after a worker's FIN: until BYE it must stay connected, and a
+     * death then still makes MPI_Finalize unsafe for the rest. */
+    uv_mutex_lock(&st.lock);
+    int done = (p->kind == FTMW_ROLE_WORKER && p->fin && st.bye_sent) ||
+               (p->kind == FTMW_ROLE_SPARE && st.bye_sent) ||
+               (p->kind == FTMW_ROLE_MASTER && p->bye);
+    uv_mutex_unlock(&st.lock);
+    char why[96];
+    snprintf(why, sizeof(why), "connection lost (%s)",
+             nread == UV_EOF ? "closed" : uv_strerror((int)nread));
+    peer_down(p, done, why);
+    return;
+  }
+  if (nread == 0)
+    return;
+  c->last_rx_ms = ftmw_now_ms();
+  int rc = c->direct ? ftmw_reader_direct_done(&c->reader, (size_t)nread)
+                     : ftmw_reader_feed(&c->reader, c->stage, (size_t)nread);
+  if (rc == 0 || c->closing)
+    return;
+  char why[96];
+  snprintf(why, sizeof(why), "protocol error: %s",
+           rc < 0 ? ftmw_wire_strerror(rc) : c->reject ? c->reject : "refused");
+  if (c->peer)
+    peer_down(c->peer, 0, why);
+  else {
+    ftmw_log("dropped connection from %s: %s", c->addr, why);
+    ftmw_trace("connection_rejected", "\"from\":\"%s\",\"reason\":\"%s\"",
+               c->addr, why);
+    conn_close(c);
+  }
+}
+
+/* --- connections -------------------------------------------------------- */
+
+static void conn_close_cb(uv_handle_t *h) {
+  ftmw_conn *c = h->data;
+  ftmw_reader_reset(&c->reader);
+  free(c);
+}
+
+static void conn_close(ftmw_conn *c) {
+  if (c->closing)
+    return;
+  c->closing = 1;
+  ftmw_q_remove(&c->node);
+  if (c->peer) {
+    c->peer->conn = NULL;
+    c->peer = NULL;
+  }
+  uv_close((uv_handle_t *)&c->tcp, conn_close_cb);
+}
+
+static ftmw_conn *conn_new(ftmw_peer *p) {
+  ftmw_conn *c = calloc(1, sizeof(*c));
+  if (c == NULL)
+    return NULL;
+  if (uv_tcp_init(&st.loop, &c->tcp) != 0) {
+    free(c);
+    return NULL;
+  }
+  c->tcp.data = c;
+  c->peer = p;
+  if (p)
+    p->conn = c;
+  c->opened_ms = c->last_rx_ms = c->last_tx_ms = ftmw_now_ms();
+  ftmw_reader_init(&c->reader, p ? st.cfg.max_message : FTMW_HELLO_SIZE,
+                   payload_alloc, on_frame, payload_release, c);
+  ftmw_q_insert_tail(&st.conns, &c->node);
+  return c;
+}
+
+static void conn_ready(ftmw_conn *c) {
+  uv_tcp_nodelay(&c->tcp, 1);
+  uv_tcp_keepalive(&c->tcp, 1, 60);
+  struct sockaddr_storage ss;
+  int len = sizeof(ss);
+  if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len) == 0) {
+    char ip[48] = "?";
+    const struct sockaddr_in *in = (const struct sockaddr_in *)&ss;
+    uv_ip4_name(in, ip, sizeof(ip));
+    snprintf(c->addr, sizeof(c->addr), "%s:%d", ip, ntohs(in->sin_port));
+  }
+  uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb);
+}
+
+static void on_connection(uv_stream_t *server, int status) {
+  if (status < 0) {
+    ftmw_log("accept failed: %s", uv_strerror(status));
+    return;
+  }
+  ftmw_conn *c = conn_new(NULL);
+  if (c == NULL) {
+    ftmw_log("accept: out of memory");
+    return;
+  }
+  if (uv_accept(server, (uv_stream_t *)&c->tcp) != 0) {
+    conn_close(c);
+    return;
+  }
+  conn_ready(c);
+}
+
+static void on_connect(uv_connect_t *req, int status) {
+  ftmw_conn *c = req->data;
+  if (c->closing)
+    return;
+  ftmw_peer *p = c->peer;
+  if (status < 0) {
+    char why[96];
+    snprintf(why, sizeof(why), "cannot connect: %s", uv_strerror(status));
+    if (p)
+      peer_down(p, 0, why);
+    else
+      conn_close(c);
+    return;
+  }
+  conn_ready(c);
+  ftmw_hello m = {.role = (uint32_t)st.role,
+                  .id = (uint32_t)st.id,
+                  .epoch = st.epoch,
+                  .pid = (uint32_t)getpid()};
+  memcpy(m.secret, st.secret, sizeof(m.secret));
+  snprintf(m.host, sizeof(m.host), "%s", st.host);
+  uint8_t payload[FTMW_HELLO_SIZE];
+  ftmw_wire_encode_hello(payload, &m);
+  send_ctrl(c, FTMW_FRAME_HELLO, p->pid_wire, 0, 0, 0, payload, sizeof(payload));
+}
+
+static void do_connect(ftmw_op *op) {
+  ftmw_conn *c = conn_new(op->peer);
+  int rc = c ? 0 : UV_ENOMEM;
+  if (c) {
+    c->connect_req.data = c;
+    rc = uv_tcp_connect(&c->connect_req, &c->tcp,
+                        (const struct sockaddr *)&op->addr, on_connect);
+  }
+  if (rc != 0) {
+    char why[96];
+    snprintf(why, sizeof(why), "cannot connect: %s", uv_strerror(rc));
+    if (c)
+      peer_down(op->peer, 0, why);
+    else {
+      uv_mutex_lock(&st.lock);
+      op->peer->state = FTMW_PEER_FAILED;
+      uv_mutex_unlock(&st.lock);
+    }
+  }
+  op_finish(op, rc != 0);
+}
+
+/* Sends ACTIVATE to a spare and rebinds its connection to the worker slot
+ * it becomes; the slot turns ALIVE when ACTIVATED comes back. */
+static void do_activate(ftmw_op *op) {
+  ftmw_peer *sp = op->peer, *w = op->target;
+  ftmw_conn *c = sp->conn;
+  if (c == NULL || c->closing) {
+    uv_mutex_lock(&st.lock);
+    w->state = FTMW_PEER_FAILED;
+    uv_mutex_unlock(&st.lock);
+    op_finish(op, 1);
+    return;
+  }
+  send_ctrl(c, FTMW_FRAME_ACTIVATE, sp->pid_wire, w->id, w->epoch, 0, NULL, 0);
+  uv_mutex_lock(&st.lock);
+  sp->state = FTMW_PEER_DONE;
+  w->os_pid = sp->os_pid;
+  memcpy(w->host, sp->host, sizeof(w->host));
+  uv_mutex_unlock(&st.lock);
+  sp->conn = NULL;
+  c->peer = w;
+  c->activating = 1;
+  w->conn = c;
+  op_finish(op, 0);
+}
+
+static void stop_all(void) {
+  while (!ftmw_q_empty(&st.conns)) {
+    ftmw_conn *c = FTMW_CONTAINER_OF(ftmw_q_head(&st.conns), ftmw_conn, node);
+    conn_close(c);
+  }
+  if (st.listening)
+    uv_close((uv_handle_t *)&st.listener, NULL);
+  uv_close((uv_handle_t *)&st.tick, NULL);
+  uv_close((uv_handle_t *)&st.async, NULL);
+}
+
+static void async_cb(uv_async_t *a) {
+  (void)a;
+  ftmw_qnode work;
+  uv_mutex_lock(&st.lock);
+  ftmw_q_move(&st.submit, &work);
+  uv_mutex_unlock(&st.lock);
+  while (!ftmw_q_empty(&work)) {
+    ftmw_op *op = FTMW_CONTAINER_OF(ftmw_q_head(&work), ftmw_op, node);
+    ftmw_q_remove(&op->node);
+    switch (op->kind) {
+    case FTMW_OP_FRAME: do_frame(op); break;
+    case FTMW_OP_CONNECT: do_connect(op); break;
+    case FTMW_OP_ACTIVATE: do_activate(op); break;
+    case FTMW_OP_STOP:
+      op_finish(op, 0);
+      stop_all();
+      return;
+    }
+  }
+}
+
+/* Heartbeats, silence timeouts, handshake deadlines, orphan exit. */
+static void tick_cb(uv_timer_t *t) {
+  (void)t;
+  uint64_t now = ftmw_now_ms();
+  uint64_t hb = (uint64_t)st.cfg.heartbeat_ms, to = (uint64_t)st.cfg.timeout_ms;
+  ftmw_qnode *n = ftmw_q_head(&st.conns);
+  while (n != &st.conns) {
+    ftmw_conn *c = FTMW_CONTAINER_OF(n, ftmw_conn, node);
+    n = n->next; /* c may be closed (and unlinked) below */
+    if (c->peer == NULL) {
+      if (now - c->opened_ms > to) {
+        ftmw_log("dropped connection from %s: no HELLO within %d ms", c->addr,
+                 st.cfg.timeout_ms);
+        conn_close(c);
+      }
+      continue;
+    }
+    if (now - c->last_rx_ms > to) {
+      char why[64];
+      snprintf(why, sizeof(why), "silent for %llu ms",
+               (unsigned long long)(now - c->last_rx_ms));
+      peer_down(c->peer, 0, why);
+    } else if (now - c->last_tx_ms >= hb / 2)
+      send_ctrl(c, FTMW_FRAME_HEARTBEAT, c->peer->pid_wire, 0, 0, 0, NULL, 0);
+  }
+  if (st.orphan_since && now - st.orphan_since > to) {
+    ftmw_log("%s %d: every master is gone; exiting", ftmw_role_name(st.role), st.id);
+    ftmw_trace("orphan_exit", NULL);
+    _exit(3);
+  }
+}
+
+static void io_thread(void *arg) {
+  (void)arg;
+  uv_run(&st.loop, UV_RUN_DEFAULT);
+}
+
+int ftmw_transport_start(int listen) {
+  ftmw_q_init(&st.conns);
+  if (uv_loop_init(&st.loop) != 0)
+    return FT_ERR_INTERNAL;
+  uv_async_init(&st.loop, &st.async, async_cb);
+  uv_timer_init(&st.loop, &st.tick);
+  uv_timer_start(&st.tick, tick_cb, (uint64_t)st.cfg.heartbeat_ms,
+                 (uint64_t)st.cfg.heartbeat_ms);
+  if (listen) {
+    struct sockaddr_in addr;
+    int rc = uv_ip4_addr(st.listen_ip, 0, &addr);
+    if (rc == 0)
+      rc = uv_tcp_init(&st.loop, &st.listener);
+    if (rc == 0) {
+      st.listening = 1;
+      rc = uv_tcp_bind(&st.listener, (const struct sockaddr *)&addr, 0);
+    }
+    if (rc == 0)
+      rc = uv_listen((uv_stream_t *)&st.listener, 1024, on_connection);
+    if (rc == 0) {
+      int len = sizeof(addr);
+      rc = uv_tcp_getsockname(&st.listener, (struct sockaddr *)&addr, &len);
+      st.listen_port = ntohs(addr.sin_port);
+    }
+    if (rc != 0) {
+      ftmw_log("cannot listen on %s: %s", st.listen_ip, uv_strerror(rc));
+      stop_all();
+      uv_run(&st.loop, UV_RUN_DEFAULT);
+      uv_loop_close(&st.loop);
+      return FT_ERR_NETWORK;
+    }
+  }
+  /* The thread starts with every signal blocked: a write to a dead peer
+   * then fails with EPIPE instead of killing the process with SIGPIPE, and
+   * the application's signals keep going to the application's threads. */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  int rc = uv_thread_create(&st.thread, io_thread, NULL);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return rc == 0 ? FT_SUCCESS : FT_ERR_INTERNAL;
+}
+
+void ftmw_transport_submit(ftmw_op *op, int lock_held) {
+  if (!lock_held)
+    uv_mutex_lock(&st.lock);
+  op->done = op->acked = op->failed = 0;
+  ftmw_q_insert_tail(&st.submit, &op->node);
+  if (!lock_held)
+    uv_mutex_unlock(&st.lock);
+  uv_async_send(&st.async);
+}
+
+void ftmw_transport_stop(void) {
+  ftmw_op op = {.kind = FTMW_OP_STOP};
+  ftmw_transport_submit(&op, 0);
+  uv_thread_join(&st.thread);
+  uv_loop_close(&st.loop);
+}
+
+void ftmw_op_frame(ftmw_op *op, ftmw_peer *p, int type, int tag,
+                   unsigned flags, const void *data, size_t len) {
+  ftmw_hdr h = {.type = (uint8_t)type,
+                .flags = (uint16_t)flags,
+                .src = ftmw_self_pid(),
+                .dst = p->pid_wire,
+                .tag = tag,
+                .epoch = st.epoch,
+                .seq = op->seq,
+                .len = len};
+  ftmw_wire_encode(op->hdr, &h);
+  op->kind = FTMW_OP_FRAME;
+  op->peer = p;
+  op->epoch = p->epoch;
+  op->bufs[0] = uv_buf_init((char *)op->hdr, FTMW_HDR_SIZE);
+  op->nbufs = 1;
+  if (len) {
+    op->bufs[1].base = (char *)data; /* uv_buf_init would cut len to 32 bits */
+    op->bufs[1].len = len;
+    op->nbufs = 2;
+  }
+}

@@ -1,0 +1,37 @@
+/* The I/O thread: one libuv loop per process that owns every socket. It
+ * accepts and authenticates connections, reads frames, answers ACKs and
+ * heartbeats, queues inbound data, detects failures (EOF, reset, silence
+ * past FT_TIMEOUT_MS) and fences failed peers. The application thread
+ * talks to it only through ftmw_transport_submit. */
+#ifndef FTMW_TRANSPORT_H
+#define FTMW_TRANSPORT_H
+
+/* Creates the loop and, in a master, the listener on st.listen_ip (port
+ * chosen by the kernel, stored in st.listen_port), then starts the thread.
+ * Returns FT_SUCCESS or an FT_ERR_* code after logging why. */
+int ftmw_transport_start(int listen);
+
+/* Hands op to the I/O thread. Never blocks on I/O. The caller keeps op
+ * alive until op->done (read under st.lock). lock_held says whether the
+ * caller already holds st.lock. */
+void ftmw_transport_submit(ftmw_op *op, int lock_held);
+
+/* Closes every connection and joins the thread. Application thread. */
+void ftmw_transport_stop(void);
+
+/* Prepares op to carry one frame to peer p (its current incarnation):
+ * type, tag, flags and data (NULL/0 for none). seq is left for the caller
+ * (DATA numbers its frames per peer). */
+void ftmw_op_frame(ftmw_op *op, ftmw_peer *p, int type, int tag,
+                   unsigned flags, const void *data, size_t len);
+
+/* Blocks (st.lock held) until op->done and, for ACKed frames, until the
+ * ACK or the peer's failure. Returns 0 when acknowledged/written, else
+ * FT_ERR_PEER_FAILED. */
+int ftmw_op_wait_locked(ftmw_op *op);
+
+/* Blocks on st.cond (st.lock held) for at most ms (or forever if ms < 0).
+ * Returns 0 on wake-up, -1 on timeout. */
+int ftmw_wait_locked(int64_t ms);
+
+#endif

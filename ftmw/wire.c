@@ -1,0 +1,218 @@
+/* Frame codec and stream reassembly (see wire.h). */
+#include "ftmw_impl.h"
+
+#include <string.h>
+
+static void put32(uint8_t *p, uint32_t v) {
+  p[0] = (uint8_t)v;
+  p[1] = (uint8_t)(v >> 8);
+  p[2] = (uint8_t)(v >> 16);
+  p[3] = (uint8_t)(v >> 24);
+}
+
+static void put64(uint8_t *p, uint64_t v) {
+  put32(p, (uint32_t)v);
+  put32(p + 4, (uint32_t)(v >> 32));
+}
+
+static uint32_t get32(const uint8_t *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+         (uint32_t)p[3] << 24;
+}
+
+static uint64_t get64(const uint8_t *p) {
+  return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
+}
+
+void ftmw_wire_encode(uint8_t out[FTMW_HDR_SIZE], const ftmw_hdr *h) {
+  put32(out, FTMW_WIRE_MAGIC);
+  out[4] = FTMW_WIRE_VERSION;
+  out[5] = h->type;
+  out[6] = (uint8_t)h->flags;
+  out[7] = (uint8_t)(h->flags >> 8);
+  put32(out + 8, h->src);
+  put32(out + 12, h->dst);
+  put32(out + 16, (uint32_t)h->tag);
+  put32(out + 20, h->epoch);
+  put64(out + 24, h->seq);
+  put64(out + 32, h->len);
+}
+
+int ftmw_wire_decode(const uint8_t in[FTMW_HDR_SIZE], uint64_t max_payload,
+                     ftmw_hdr *h) {
+  if (get32(in) != FTMW_WIRE_MAGIC)
+    return FTMW_WIRE_EMAGIC;
+  if (in[4] != FTMW_WIRE_VERSION)
+    return FTMW_WIRE_EVERSION;
+  h->type = in[5];
+  h->flags = (uint16_t)(in[6] | in[7] << 8);
+  h->src = get32(in + 8);
+  h->dst = get32(in + 12);
+  h->tag = (int32_t)get32(in + 16);
+  h->epoch = get32(in + 20);
+  h->seq = get64(in + 24);
+  h->len = get64(in + 32);
+  if (h->type == 0 || h->type >= FTMW_FRAME_TYPE_MAX)
+    return FTMW_WIRE_ETYPE;
+  if (h->flags & ~(uint16_t)(h->type == FTMW_FRAME_BYE ? FTMW_FLAG_ALL : 0))
+    return FTMW_WIRE_EFLAGS;
+  switch (h->type) {
+  case FTMW_FRAME_HELLO:
+    if (h->len != FTMW_HELLO_SIZE)
+      return FTMW_WIRE_ELEN;
+    break;
+  case FTMW_FRAME_DATA:
+    if (h->len > max_payload)
+      return FTMW_WIRE_ELEN;
+    if (h->tag < 0)
+      return FTMW_WIRE_ETAG;
+    break;
+  case FTMW_FRAME_ACTIVATE:
+    if (h->len != 0)
+      return FTMW_WIRE_ELEN;
+    if (h->tag <= 0)
+      return FTMW_WIRE_ETAG;
+    break;
+  default:
+    if (h->len != 0)
+      return FTMW_WIRE_ELEN;
+  }
+  return FTMW_WIRE_OK;
+}
+
+void ftmw_wire_encode_hello(uint8_t out[FTMW_HELLO_SIZE], const ftmw_hello *m) {
+  memcpy(out, m->secret, FTMW_SECRET_SIZE);
+  put32(out + 32, m->role);
+  put32(out + 36, m->id);
+  put32(out + 40, m->epoch);
+  put32(out + 44, m->pid);
+  memset(out + 48, 0, FTMW_HOST_MAX);
+  size_t n = strnlen(m->host, FTMW_HOST_MAX - 1);
+  memcpy(out + 48, m->host, n);
+}
+
+int ftmw_wire_decode_hello(const uint8_t *in, size_t len, ftmw_hello *m) {
+  if (len != FTMW_HELLO_SIZE)
+    return FTMW_WIRE_EHELLO;
+  memcpy(m->secret, in, FTMW_SECRET_SIZE);
+  m->role = get32(in + 32);
+  m->id = get32(in + 36);
+  m->epoch = get32(in + 40);
+  m->pid = get32(in + 44);
+  memcpy(m->host, in + 48, FTMW_HOST_MAX);
+  if (m->host[FTMW_HOST_MAX - 1] != '\0')
+    return FTMW_WIRE_EHELLO;
+  if (m->role < FTMW_ROLE_MASTER || m->role > FTMW_ROLE_SPARE)
+    return FTMW_WIRE_EHELLO;
+  return FTMW_WIRE_OK;
+}
+
+const char *ftmw_wire_strerror(int rc) {
+  switch (rc) {
+  case FTMW_WIRE_OK: return "ok";
+  case FTMW_WIRE_EMAGIC: return "bad magic";
+  case FTMW_WIRE_EVERSION: return "unsupported protocol version";
+  case FTMW_WIRE_ETYPE: return "unknown frame type";
+  case FTMW_WIRE_EFLAGS: return "unknown flags";
+  case FTMW_WIRE_ELEN: return "payload length not allowed";
+  case FTMW_WIRE_ETAG: return "bad tag";
+  case FTMW_WIRE_EHELLO: return "malformed HELLO";
+  default: return "unknown wire error";
+  }
+}
+
+const char *ftmw_frame_name(int type) {
+  switch (type) {
+#define FTMW_FN_GEN(name, val)                                                 \
+  case val:                                                                    \
+    return #name;
+    FTMW_FRAME_TYPES(FTMW_FN_GEN)
+#undef FTMW_FN_GEN
+  default:
+    return "?";
+  }
+}
+
+void ftmw_reader_init(ftmw_reader *r, uint64_t max_payload,
+                      ftmw_payload_alloc_fn alloc, ftmw_frame_emit_fn emit,
+                      void (*release)(void *, void *), void *ctx) {
+  memset(r, 0, sizeof(*r));
+  r->max_payload = max_payload;
+  r->alloc = alloc;
+  r->emit = emit;
+  r->release = release;
+  r->ctx = ctx;
+}
+
+void ftmw_reader_reset(ftmw_reader *r) {
+  if (r->payload)
+    r->release(r->ctx, r->payload);
+  r->payload = NULL;
+  r->in_payload = 0;
+  r->hdr_have = 0;
+  r->have = 0;
+}
+
+/* The frame in r->hdr is complete: hand it over. */
+static int finish(ftmw_reader *r) {
+  void *p = r->payload;
+  r->payload = NULL;
+  r->in_payload = 0;
+  r->hdr_have = 0;
+  r->have = 0;
+  return r->emit(r->ctx, &r->hdr, p) ? 1 : 0;
+}
+
+uint8_t *ftmw_reader_direct(ftmw_reader *r, size_t direct_min, size_t *len) {
+  if (!r->in_payload)
+    return NULL;
+  uint64_t left = r->hdr.len - r->have;
+  if (left < direct_min)
+    return NULL;
+  *len = left > (1u << 30) ? (size_t)1 << 30 : (size_t)left;
+  return r->payload + r->have;
+}
+
+int ftmw_reader_direct_done(ftmw_reader *r, size_t n) {
+  r->have += n;
+  return r->have == r->hdr.len ? finish(r) : 0;
+}
+
+int ftmw_reader_feed(ftmw_reader *r, const uint8_t *data, size_t n) {
+  while (n > 0) {
+    if (!r->in_payload) {
+      size_t take = FTMW_HDR_SIZE - r->hdr_have;
+      if (take > n)
+        take = n;
+      memcpy(r->hdr_buf + r->hdr_have, data, take);
+      r->hdr_have += take;
+      data += take;
+      n -= take;
+      if (r->hdr_have < FTMW_HDR_SIZE)
+        return 0;
+      int rc = ftmw_wire_decode(r->hdr_buf, r->max_payload, &r->hdr);
+      if (rc != FTMW_WIRE_OK)
+        return rc;
+      r->have = 0;
+      if (r->hdr.len == 0) {
+        r->payload = NULL;
+        if (finish(r))
+          return 1;
+        continue;
+      }
+      r->payload = r->alloc(r->ctx, &r->hdr);
+      if (r->payload == NULL)
+        return 1;
+      r->in_payload = 1;
+    }
+    uint64_t left = r->hdr.len - r->have;
+    size_t take = left < n ? (size_t)left : n;
+    memcpy(r->payload + r->have, data, take);
+    r->have += take;
+    data += take;
+    n -= take;
+    if (r->have == r->hdr.len && finish(r))
+      return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,138 @@
+/* The frame codec: a fixed 40-byte little-endian header and a payload.
+ *
+ *   0 magic u32 'FTMW'   4 version u8, type u8, flags u16
+ *   8 src u32           12 dst u32          16 tag i32
+ *  20 epoch u32         24 seq u64          32 len u64 (payload bytes)
+ *
+ * Every function here is pure (no I/O, no globals) so that the decoder and
+ * the stream reader can be unit-tested and fuzzed on arbitrary bytes. */
+#ifndef FTMW_WIRE_H
+#define FTMW_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define FTMW_WIRE_MAGIC 0x574d5446u /* "FTMW" on the wire */
+#define FTMW_WIRE_VERSION 1
+#define FTMW_HDR_SIZE 40
+#define FTMW_SECRET_SIZE 32
+#define FTMW_HOST_MAX 64
+#define FTMW_HELLO_SIZE (FTMW_SECRET_SIZE + 16 + FTMW_HOST_MAX)
+
+/* Process identities on the wire: workers are their rank (1..W); masters
+ * and spares live in tagged ranges so that no identity is ambiguous. */
+#define FTMW_PID_MASTER(k) (0x80000000u | (uint32_t)(k))
+#define FTMW_PID_SPARE(s) (0x40000000u | (uint32_t)(s))
+#define FTMW_PID_IS_MASTER(p) (((p)&0xc0000000u) == 0x80000000u)
+#define FTMW_PID_IS_SPARE(p) (((p)&0xc0000000u) == 0x40000000u)
+#define FTMW_PID_INDEX(p) ((p)&0x3fffffffu)
+
+#define FTMW_FRAME_TYPES(XX)                                                   \
+  XX(HELLO, 1)     /* first frame of a connection: secret and identity */      \
+  XX(WELCOME, 2)   /* the master accepted a HELLO */                           \
+  XX(DATA, 3)      /* application message */                                   \
+  XX(ACK, 4)       /* the library received DATA seq */                         \
+  XX(HEARTBEAT, 5) /* keeps an idle connection alive */                        \
+  XX(FIN, 6)       /* the sender's application called ft_finalize */           \
+  XX(BYE, 7)       /* master: shut down; flag CLEAN: safe to MPI_Finalize */   \
+  XX(ACTIVATE, 8)  /* master to spare: become worker tag, epoch epoch */       \
+  XX(ACTIVATED, 9) /* spare to master: done */
+
+enum ftmw_frame_type {
+#define FTMW_FT_GEN(name, val) FTMW_FRAME_##name = val,
+  FTMW_FRAME_TYPES(FTMW_FT_GEN)
+#undef FTMW_FT_GEN
+  FTMW_FRAME_TYPE_MAX
+};
+
+#define FTMW_FLAG_CLEAN 0x1u /* BYE: no process failed; MPI_Finalize is safe */
+#define FTMW_FLAG_ALL 0x1u
+
+typedef struct {
+  uint8_t type;
+  uint16_t flags;
+  uint32_t src;
+  uint32_t dst;
+  int32_t tag;
+  uint32_t epoch;
+  uint64_t seq;
+  uint64_t len;
+} ftmw_hdr;
+
+/* What a HELLO carries besides the secret. */
+enum ftmw_role { FTMW_ROLE_MASTER = 1, FTMW_ROLE_WORKER, FTMW_ROLE_SPARE };
+
+typedef struct {
+  uint8_t secret[FTMW_SECRET_SIZE];
+  uint32_t role;
+  uint32_t id; /* worker rank, master index or spare index */
+  uint32_t epoch;
+  uint32_t pid;
+  char host[FTMW_HOST_MAX]; /* NUL-terminated */
+} ftmw_hello;
+
+/* Decoder results (negative: the connection must be closed). */
+enum {
+  FTMW_WIRE_OK = 0,
+  FTMW_WIRE_EMAGIC = -1,
+  FTMW_WIRE_EVERSION = -2,
+  FTMW_WIRE_ETYPE = -3,
+  FTMW_WIRE_EFLAGS = -4,
+  FTMW_WIRE_ELEN = -5, /* length not allowed for the type, or over limit */
+  FTMW_WIRE_ETAG = -6,
+  FTMW_WIRE_EHELLO = -7
+};
+
+void ftmw_wire_encode(uint8_t out[FTMW_HDR_SIZE], const ftmw_hdr *h);
+
+/* Decodes and validates one header: known type, allowed flags, payload
+ * length allowed for the type and at most max_payload for DATA. */
+int ftmw_wire_decode(const uint8_t in[FTMW_HDR_SIZE], uint64_t max_payload,
+                     ftmw_hdr *h);
+
+void ftmw_wire_encode_hello(uint8_t out[FTMW_HELLO_SIZE], const ftmw_hello *m);
+int ftmw_wire_decode_hello(const uint8_t *in, size_t len, ftmw_hello *m);
+
+const char *ftmw_wire_strerror(int rc);
+const char *ftmw_frame_name(int type);
+
+/* Stream reassembly. The reader hands out the buffer the next read should
+ * fill: the payload of the frame in progress when enough of it remains (so
+ * large messages are read in place, without a copy), otherwise the caller's
+ * staging buffer, whose bytes ftmw_reader_feed then parses. Payload memory
+ * comes from alloc(ctx, hdr) and is passed to emit(ctx, hdr, payload),
+ * which takes ownership; a frame without payload gets payload NULL.
+ * emit returns 0 to go on, non-zero to stop (the connection is closing). */
+typedef void *(*ftmw_payload_alloc_fn)(void *ctx, const ftmw_hdr *h);
+typedef int (*ftmw_frame_emit_fn)(void *ctx, const ftmw_hdr *h, void *payload);
+
+typedef struct {
+  uint8_t hdr_buf[FTMW_HDR_SIZE];
+  size_t hdr_have;
+  int in_payload;
+  ftmw_hdr hdr;
+  uint8_t *payload;
+  uint64_t have;
+  uint64_t max_payload;
+  ftmw_payload_alloc_fn alloc;
+  ftmw_frame_emit_fn emit;
+  void (*release)(void *ctx, void *payload); /* frees unfinished payloads */
+  void *ctx;
+} ftmw_reader;
+
+void ftmw_reader_init(ftmw_reader *r, uint64_t max_payload,
+                      ftmw_payload_alloc_fn alloc, ftmw_frame_emit_fn emit,
+                      void (*release)(void *, void *), void *ctx);
+/* Where the next read should go: the in-place payload if at least
+ * direct_min bytes of it remain, else NULL (use the staging buffer). */
+uint8_t *ftmw_reader_direct(ftmw_reader *r, size_t direct_min, size_t *len);
+/* n bytes were read into the buffer ftmw_reader_direct returned. */
+int ftmw_reader_direct_done(ftmw_reader *r, size_t n);
+/* Parses n staged bytes. Returns 0, a FTMW_WIRE_E* code for bad input, or
+ * 1 when emit asked to stop or alloc failed (-ENOMEM is reported as 1 too;
+ * the caller closes the connection either way). */
+int ftmw_reader_feed(ftmw_reader *r, const uint8_t *data, size_t n);
+/* Frees a payload still being assembled. */
+void ftmw_reader_reset(ftmw_reader *r);
+
+#endif

@@ -1,0 +1,181 @@
+/*
+ * FTMW: fault-tolerant master-worker message passing over MPI.
+ *
+ * MPI launches the processes; data travels over FTMW's own TCP connections,
+ * one libuv I/O thread per process, so that the death of a process is seen at
+ * once and reported as a return value at the next call that names it.
+ *
+ * Calling conventions (the thesis API):
+ *  - communication calls return the number of elements transferred, and 0
+ *    when the peer has failed or on any other error; ft_error() tells which;
+ *  - every call is made from the application thread that called ft_init
+ *    (one thread, like MPI_THREAD_FUNNELED); the library's own I/O thread
+ *    never calls back into user code;
+ *  - every master (primary and replicas) sees itself as rank 0, workers are
+ *    ranks 1..W; workers talk only to rank 0.
+ */
+#ifndef FTMW_H
+#define FTMW_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(FTMW_STATIC_DEFINE)
+#define FTMW_EXPORT
+#elif defined(__GNUC__)
+#define FTMW_EXPORT __attribute__((visibility("default")))
+#else
+#define FTMW_EXPORT
+#endif
+
+#define FTMW_VERSION_MAJOR 0
+#define FTMW_VERSION_MINOR 1
+
+#define FT_ANY_SOURCE (-1)
+#define FT_ANY_TAG    (-1)
+
+/* Element types. Data travels as raw bytes: every process of a job must
+ * share one data representation (one architecture), as with MPI on a
+ * homogeneous cluster. */
+typedef enum {
+  FT_CHAR = 1,
+  FT_BYTE,
+  FT_SHORT,
+  FT_INT,
+  FT_UNSIGNED,
+  FT_LONG,
+  FT_UNSIGNED_LONG,
+  FT_LONG_LONG,
+  FT_FLOAT,
+  FT_DOUBLE
+} FT_Datatype;
+
+/* The error list, defined once: name and message. Expanded into the enum
+ * below, into ft_strerror() and into the name table (ft_errname). */
+#define FT_ERRNO_MAP(XX)                                                       \
+  XX(SUCCESS, "success")                                                       \
+  XX(ERR_PEER_FAILED, "the peer process has failed")                           \
+  XX(ERR_NO_MASTER, "every master process has failed")                         \
+  XX(ERR_PEER_FINALIZED, "the peer has called ft_finalize")                    \
+  XX(ERR_NOT_INITIALIZED, "ft_init has not been called, or ft_finalize was")   \
+  XX(ERR_ALREADY_INITIALIZED, "ft_init was already called")                    \
+  XX(ERR_RANK, "invalid rank")                                                 \
+  XX(ERR_COUNT, "negative count")                                              \
+  XX(ERR_BUFFER, "NULL buffer with a positive count")                          \
+  XX(ERR_TYPE, "unknown datatype")                                             \
+  XX(ERR_TAG, "invalid tag (must be >= 0, or FT_ANY_TAG where allowed)")       \
+  XX(ERR_TRUNCATE, "receive buffer too small for the message")                 \
+  XX(ERR_TOO_BIG, "message larger than the configured size limit")             \
+  XX(ERR_ROLE, "this call is not allowed in this process's role")              \
+  XX(ERR_NOT_FAILED, "the rank has not failed")                                \
+  XX(ERR_NO_HOST, "no host or spare is left to restore on")                    \
+  XX(ERR_NOT_POSTED, "no receive is posted for that rank")                     \
+  XX(ERR_ALREADY_POSTED, "a receive is already posted for that rank")          \
+  XX(ERR_NONE_POSTED, "no receive is posted")                                  \
+  XX(ERR_NULL_ARG, "a required pointer argument is NULL")                      \
+  XX(ERR_NOMEM, "out of memory")                                               \
+  XX(ERR_ENV, "invalid environment setting")                                   \
+  XX(ERR_MPI, "the MPI library failed")                                        \
+  XX(ERR_NETWORK, "network set-up failed")                                     \
+  XX(ERR_INTERNAL, "internal error")
+
+typedef enum {
+#define FT_ERRNO_GEN(name, msg) FT_##name,
+  FT_ERRNO_MAP(FT_ERRNO_GEN)
+#undef FT_ERRNO_GEN
+  FT_ERRNO_COUNT
+} FT_Error;
+
+typedef struct {
+  int source; /* rank the message came from (or the failed rank) */
+  int tag;    /* tag of the message */
+  int count;  /* elements received */
+  int error;  /* FT_Error of the call */
+} FT_Status;
+
+/* Starts MPI (unless the application already did), then launches or joins
+ * the job. Fills *rank (0 in every master) and *workers (W). Returns 1 in a
+ * process created at start-up, 0 in a worker started by ft_restore (or a
+ * spare activated by it), and -1 on failure, after printing the reason
+ * (for example an invalid environment variable, named) on stderr.
+ * Blocks until every worker of the job has connected (master) or until this
+ * process has joined (worker). A static-mode spare does not return until
+ * ft_restore activates it; if the job ends first it exits with status 0. */
+FTMW_EXPORT int ft_init(int *argc, char ***argv, int *rank, int *workers);
+
+/* Orderly shutdown: waits until every live process of the job has called
+ * ft_finalize (processes that fail meanwhile are skipped, never waited for),
+ * then closes every connection and finalizes MPI when it is safe to.
+ * Returns 1, or 0 when called before ft_init. */
+FTMW_EXPORT int ft_finalize(void);
+
+/* Blocking send to dest (a worker from a master, 0 from a worker). Returns
+ * count once the receiving process's library has acknowledged the data, so
+ * the data is safe even if this process dies right after. Returns 0 when
+ * dest has failed (FT_ERR_PEER_FAILED) or on misuse. */
+FTMW_EXPORT int ft_send(const void *buf, int count, FT_Datatype type, int dest,
+                        int tag);
+
+/* Blocking receive. source may be FT_ANY_SOURCE in a master; tag may be
+ * FT_ANY_TAG. Messages from one sender arrive in the order they were sent.
+ * Returns the number of elements received (0 for an empty message, with
+ * ft_error() == FT_SUCCESS), or 0 with an error: FT_ERR_PEER_FAILED when the
+ * named source has failed and nothing from it is queued; with FT_ANY_SOURCE,
+ * when nothing matching is queued and a worker has failed since it was last
+ * reported, status->source names that worker. status may be NULL. */
+FTMW_EXPORT int ft_recv(void *buf, int count, FT_Datatype type, int source,
+                        int tag, FT_Status *status);
+FTMW_EXPORT int ft_rcv(void *buf, int count, FT_Datatype type, int source,
+                       int tag, FT_Status *status);
+
+/* Master only. Posts a receive from one worker, completed later by ft_wait
+ * or ft_waitany; the buffer must stay valid until then. At most one posted
+ * receive per worker. Returns 1 when posted, 0 on error (FT_ERR_PEER_FAILED
+ * if the worker has already failed). */
+FTMW_EXPORT int ft_irecv(void *buf, int count, FT_Datatype type, int source,
+                         int tag);
+
+/* Completes the receive posted for rank. Returns the elements received, or
+ * 0 with FT_ERR_PEER_FAILED when the worker failed first (the posting is
+ * cancelled). */
+FTMW_EXPORT int ft_wait(int rank);
+
+/* Completes any posted receive. Returns the rank it completed (and sets
+ * *rank to it), or -1 with *rank set to a failed worker whose posted receive
+ * can never complete (that posting is cancelled), or -1 with *rank 0 on
+ * misuse (nothing posted). */
+FTMW_EXPORT int ft_waitany(int *rank);
+
+/* Master only. Restarts failed worker rank: on a host that has not failed
+ * before (spawn mode; with no hostfile the local host is reused), or on an
+ * idle spare (static mode). Blocks until the new worker has connected.
+ * Returns 1 on success, 0 when no host or spare is left (FT_ERR_NO_HOST) or
+ * on misuse. Undelivered messages of the failed incarnation are discarded. */
+FTMW_EXPORT int ft_restore(int rank);
+
+/* 1 if rank is known to have failed and was not restored, else 0. */
+FTMW_EXPORT int ft_test(int rank);
+
+/* The lowest failed, unrestored rank, or 0 if there is none. */
+FTMW_EXPORT int ft_testany(void);
+
+/* 1 in the process that currently acts as the primary master. */
+FTMW_EXPORT int ft_is_primary(void);
+
+/* The FT_Error of this thread's last FTMW call. */
+FTMW_EXPORT int ft_error(void);
+
+/* Static strings; "unknown error" / "FT_UNKNOWN" for codes out of range. */
+FTMW_EXPORT const char *ft_strerror(int code);
+FTMW_EXPORT const char *ft_errname(int code);
+
+/* Size in bytes of one element of type, or 0 for an unknown type. */
+FTMW_EXPORT size_t ft_type_size(FT_Datatype type);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FTMW_H */
