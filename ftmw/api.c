@@ -365,8 +365,9 @@ int ft_irecv(void *buf, int count, FT_Datatype type, int source, int tag) {
     return ftmw_fail(rc);
   if (p->post.active)
     return ftmw_fail(FT_ERR_ALREADY_POSTED);
+  /* A sender that has finished or died may still have its data queued. */
   uv_mutex_lock(&st.lock);
-  rc = peer_gone_locked(p);
+  rc = ftmw_match_peer(p, tag) ? FT_SUCCESS : peer_gone_locked(p);
   uv_mutex_unlock(&st.lock);
   if (rc != FT_SUCCESS)
     return ftmw_fail(rc);

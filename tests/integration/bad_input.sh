@@ -1,0 +1,32 @@
+#!/bin/sh
+# ftmwrun's options and ft_init's environment checks: each bad input fails
+# with a message naming what is wrong, and exits non-zero.
+set -u
+ftmwrun=$1 farm=$2
+fail=0
+expect() { # expect STATUS PATTERN COMMAND...
+  want=$1 pat=$2; shift 2
+  out=$("$@" 2>&1); rc=$?
+  if [ "$rc" -ne "$want" ] || ! echo "$out" | grep -q -- "$pat"; then
+    echo "FAIL: '$*' exited $rc (want $want), output lacks '$pat':"; echo "$out" | head -5; fail=1
+  else
+    echo "ok: $*"
+  fi
+}
+expect 2 "required" "$ftmwrun" "$farm"
+expect 2 "expected a whole number" "$ftmwrun" -w x "$farm"
+expect 2 "expected a whole number" "$ftmwrun" -w 0 "$farm"
+expect 2 "unknown option" "$ftmwrun" -w 2 --bogus "$farm"
+expect 2 "expected openmpi or mpich" "$ftmwrun" -w 2 --mpi lam "$farm"
+expect 2 "cannot read" "$ftmwrun" -w 2 --hostfile /nonexistent "$farm"
+expect 2 "not found" "$ftmwrun" -w 2 ./no-such-program
+expect 0 "Usage" "$ftmwrun" --help
+expect 1 "FT_HEARTBEAT_MS" env FT_HEARTBEAT_MS=abc "$ftmwrun" -w 2 "$farm"
+expect 1 "FT_TIMEOUT_MS" env FT_TIMEOUT_MS=10 FT_HEARTBEAT_MS=100 "$ftmwrun" -w 2 "$farm"
+expect 1 "FT_FAULT" env FT_FAULT=nowhere "$ftmwrun" -w 2 "$farm"
+expect 1 "FT_NUM_MASTERS" "$ftmwrun" -w 2 -m 1 "$farm"
+printf 'good\nbad host name!\n' > "${TMPDIR:-/tmp}/ftmw-bad-hosts.$$"
+expect 1 "line 2" env FT_HOSTFILE="${TMPDIR:-/tmp}/ftmw-bad-hosts.$$" "$ftmwrun" -w 2 "$farm"
+rm -f "${TMPDIR:-/tmp}/ftmw-bad-hosts.$$"
+expect 2 "Usage" "$ftmwrun" -w 2 "$farm" --tasks zero
+exit $fail

@@ -1,0 +1,20 @@
+#!/bin/sh
+# A farm run with FT_FAULT=$FAULT must print the fault-free checksum, with
+# the expected failures and restores.
+# Usage: farm_kill.sh FTMWRUN FARM "FTMWRUN-OPTIONS" FAULT FAILURES RESTORES
+set -u
+ftmwrun=$1 farm=$2 opts=$3 fault=$4 want_fail=$5 want_rest=$6
+args="--tasks 60 --work-us 2000"
+# shellcheck disable=SC2086
+ref=$(unset FT_FAULT; "$ftmwrun" $opts "$farm" $args 2>/dev/null) || { echo "reference run failed"; exit 1; }
+# shellcheck disable=SC2086
+out=$(FT_FAULT=$fault "$ftmwrun" $opts "$farm" $args 2>&1)
+rc=$?
+echo "$out" | grep -v PMIX
+want_sum=$(echo "$ref" | grep '^checksum')
+got_sum=$(echo "$out" | grep '^checksum')
+[ -n "$want_sum" ] && [ "$want_sum" = "$got_sum" ] || { echo "FAIL: checksum '$got_sum', want '$want_sum'"; exit 1; }
+echo "$out" | grep -q "failures $want_fail restores $want_rest duplicates 0" ||
+  { echo "FAIL: want failures $want_fail restores $want_rest duplicates 0"; exit 1; }
+[ "$rc" -eq 0 ] || { echo "FAIL: exit status $rc"; exit 1; }
+echo "PASS"

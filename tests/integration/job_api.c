@@ -1,0 +1,266 @@
+/* Job-level checks of the ft_* API, run through ftmwrun by ctest.
+ * Usage: job_api MODE   (api | big | hang | rogue | deadfin)
+ * Exits 0 when every check of the mode passed; prints what failed. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ftmw_impl.h" /* rogue mode reads the master's listening address */
+
+static int failures;
+#define CHECK(cond, ...)                                                       \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      fprintf(stderr, "CHECK FAILED %s:%d: %s: ", __FILE__, __LINE__, #cond);  \
+      fprintf(stderr, __VA_ARGS__);                                            \
+      fprintf(stderr, "\n");                                                   \
+      failures++;                                                              \
+    }                                                                          \
+  } while (0)
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void expect_err(int ret, int want_ret, int code, const char *what) {
+  CHECK(ret == want_ret && ft_error() == code, "%s: returned %d error %s, want %d %s",
+        what, ret, ft_errname(ft_error()), want_ret, ft_errname(code));
+}
+
+/* --- api: misuse codes and ordinary traffic ------------------------------ */
+
+static void api_master(int W) {
+  int x = 1, r;
+  FT_Status st;
+  expect_err(ft_send(&x, 1, FT_INT, 0, 0), 0, FT_ERR_RANK, "send to rank 0");
+  expect_err(ft_send(&x, 1, FT_INT, W + 1, 0), 0, FT_ERR_RANK, "send to W+1");
+  expect_err(ft_send(&x, -1, FT_INT, 1, 0), 0, FT_ERR_COUNT, "negative count");
+  expect_err(ft_send(NULL, 1, FT_INT, 1, 0), 0, FT_ERR_BUFFER, "NULL buffer");
+  expect_err(ft_send(&x, 1, (FT_Datatype)99, 1, 0), 0, FT_ERR_TYPE, "bad type");
+  expect_err(ft_send(&x, 1, FT_INT, 1, -5), 0, FT_ERR_TAG, "negative tag");
+  expect_err(ft_recv(&x, 1, FT_INT, 1, -7, &st), 0, FT_ERR_TAG, "recv tag -7");
+  expect_err(ft_restore(1), 0, FT_ERR_NOT_FAILED, "restore of a live worker");
+  expect_err(ft_wait(1), 0, FT_ERR_NOT_POSTED, "wait without irecv");
+  expect_err(ft_waitany(&r), -1, FT_ERR_NONE_POSTED, "waitany without irecv");
+  expect_err(ft_waitany(NULL), -1, FT_ERR_NULL_ARG, "waitany(NULL)");
+  CHECK(ft_test(1) == 0 && ft_testany() == 0, "no failure expected");
+  CHECK(ft_is_primary() == 1, "master is primary");
+  for (int w = 1; w <= W; w++)
+    CHECK(ft_send(&w, 1, FT_INT, w, 3) == 1, "send to %d: %s", w, ft_strerror(ft_error()));
+  /* Every worker answers {rank, rank*10}: a too-small buffer leaves the
+   * message queued, then the right size receives it. */
+  int two[2];
+  CHECK(ft_recv(two, 1, FT_INT, 1, 4, &st) == 0 && ft_error() == FT_ERR_TRUNCATE &&
+            st.count == 2,
+        "truncation: %s count %d", ft_errname(ft_error()), st.count);
+  CHECK(ft_recv(two, 2, FT_INT, 1, 4, &st) == 2 && two[0] == 1 && two[1] == 10 &&
+            st.source == 1 && st.tag == 4,
+        "receive after truncation");
+  int got[64] = {0};
+  for (int w = 2; w <= W; w++) /* posted receives, completed in any order */
+    CHECK(ft_irecv(&got[2 * w], 2, FT_INT, w, FT_ANY_TAG) == 1, "irecv %d", w);
+  if (W >= 2)
+    expect_err(ft_irecv(two, 2, FT_INT, 2, 4), 0, FT_ERR_ALREADY_POSTED, "double irecv");
+  for (int n = 2; n <= W; n++) {
+    int w = ft_waitany(&r);
+    CHECK(w >= 2 && w == r && got[2 * w] == w && got[2 * w + 1] == 10 * w, "waitany got %d", w);
+  }
+  /* Zero-count message: returns 0 with FT_SUCCESS. */
+  CHECK(ft_recv(NULL, 0, FT_INT, FT_ANY_SOURCE, 9, &st) == 0 && ft_error() == FT_SUCCESS &&
+            st.count == 0,
+        "zero-count message: %s", ft_errname(ft_error()));
+}
+
+static void api_worker(int rank) {
+  int x = 0, r;
+  FT_Status st;
+  expect_err(ft_send(&x, 1, FT_INT, 1, 0), 0, FT_ERR_RANK, "worker send to a worker");
+  expect_err(ft_restore(1), 0, FT_ERR_ROLE, "worker restore");
+  expect_err(ft_irecv(&x, 1, FT_INT, 0, 0), 0, FT_ERR_ROLE, "worker irecv");
+  expect_err(ft_waitany(&r), -1, FT_ERR_ROLE, "worker waitany");
+  CHECK(ft_is_primary() == 0, "worker is not primary");
+  CHECK(ft_recv(&x, 1, FT_INT, 0, FT_ANY_TAG, &st) == 1 && x == rank && st.tag == 3,
+        "worker %d received %d", rank, x);
+  int two[2] = {rank, rank * 10};
+  CHECK(ft_send(two, 2, FT_INT, 0, 4) == 2, "reply");
+  if (rank == 1)
+    CHECK(ft_send(NULL, 0, FT_INT, 0, 9) == 0 && ft_error() == FT_SUCCESS, "zero send");
+}
+
+/* --- big: 64 MiB each way -------------------------------------------------- */
+
+#define BIG (8 * 1024 * 1024) /* doubles: 64 MiB */
+
+static double sum(const double *v, int n) {
+  double s = 0;
+  for (int i = 0; i < n; i++)
+    s += v[i];
+  return s;
+}
+
+static void big(int rank) {
+  double *v = malloc(BIG * sizeof(double));
+  FT_Status st;
+  if (rank == 0) {
+    for (int i = 0; i < BIG; i++)
+      v[i] = i * 0.5;
+    double want = sum(v, BIG);
+    double t0 = now_s();
+    CHECK(ft_send(v, BIG, FT_DOUBLE, 1, 1) == BIG, "send 64 MiB: %s", ft_strerror(ft_error()));
+    memset(v, 0, BIG * sizeof(double));
+    CHECK(ft_recv(v, BIG, FT_DOUBLE, 1, 2, &st) == BIG, "recv 64 MiB");
+    CHECK(sum(v, BIG) == 2 * want, "payload changed");
+    printf("64 MiB round trip in %.3f s\n", now_s() - t0);
+  } else if (rank == 1) {
+    CHECK(ft_recv(v, BIG, FT_DOUBLE, 0, 1, &st) == BIG, "worker recv 64 MiB");
+    for (int i = 0; i < BIG; i++)
+      v[i] *= 2;
+    CHECK(ft_send(v, BIG, FT_DOUBLE, 0, 2) == BIG, "worker send 64 MiB");
+  }
+  free(v);
+}
+
+/* --- hang: SIGSTOP is detected within FT_TIMEOUT_MS + one heartbeat ------ */
+
+static void hang(int rank) {
+  double msg[2];
+  FT_Status st;
+  if (rank == 1) {
+    msg[0] = getpid();
+    msg[1] = now_s();
+    ft_send(msg, 2, FT_DOUBLE, 0, 1);
+    raise(SIGSTOP); /* the master kills us once it has seen the failure */
+    return;
+  }
+  if (rank != 0)
+    return;
+  CHECK(ft_recv(msg, 2, FT_DOUBLE, 1, 1, &st) == 2, "pid message");
+  int r = ft_recv(msg, 2, FT_DOUBLE, 1, 1, &st);
+  double waited_ms = (now_s() - msg[1]) * 1000;
+  kill((pid_t)msg[0], SIGKILL);
+  const char *to = getenv("FT_TIMEOUT_MS"), *hb = getenv("FT_HEARTBEAT_MS");
+  double bound = atof(to) + atof(hb) + 100; /* + scheduling slack */
+  CHECK(r == 0 && ft_error() == FT_ERR_PEER_FAILED && st.source == 1,
+        "stopped worker reported: %s", ft_errname(ft_error()));
+  CHECK(waited_ms >= atof(to) - atof(hb) && waited_ms <= bound,
+        "detected after %.0f ms, want within [%s - %s, %.0f]", waited_ms, to, hb, bound);
+  CHECK(ft_test(1) == 1 && ft_testany() == 1, "test/testany after hang");
+  printf("SIGSTOP detected after %.0f ms (timeout %s ms, heartbeat %s ms)\n", waited_ms, to, hb);
+}
+
+/* --- rogue: garbage and wrong secrets are dropped; the job carries on ----- */
+
+static int rogue_connect(void) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(ftmw_st.listen_port)};
+  inet_pton(AF_INET, ftmw_st.listen_ip, &a.sin_addr);
+  struct timeval tv = {5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+/* Sends bytes and checks that the master closes the connection. */
+static void rogue_try(const char *what, const void *bytes, size_t len) {
+  int fd = rogue_connect();
+  CHECK(fd >= 0, "%s: connect", what);
+  if (fd < 0)
+    return;
+  ssize_t w = write(fd, bytes, len);
+  (void)w;
+  char buf[256];
+  double t0 = now_s();
+  ssize_t n = read(fd, buf, sizeof(buf)); /* 0 (EOF) or -1 (reset): dropped */
+  CHECK(n <= 0, "%s: the master answered %zd bytes instead of closing", what, n);
+  CHECK(now_s() - t0 < 4.5, "%s: not dropped within 4.5 s", what);
+  close(fd);
+}
+
+static void rogue(int rank, int W) {
+  int x;
+  FT_Status st;
+  if (rank != 0) {
+    CHECK(ft_recv(&x, 1, FT_INT, 0, 1, &st) == 1, "worker recv");
+    x += rank;
+    CHECK(ft_send(&x, 1, FT_INT, 0, 1) == 1, "worker send");
+    return;
+  }
+  char garbage[300];
+  for (size_t i = 0; i < sizeof(garbage); i++)
+    garbage[i] = (char)(i * 37 + 11);
+  rogue_try("garbage", garbage, sizeof(garbage));
+  uint8_t frame[FTMW_HDR_SIZE + FTMW_HELLO_SIZE];
+  ftmw_hello m = {.role = FTMW_ROLE_WORKER, .id = 1, .epoch = 0, .pid = 1};
+  memset(m.secret, 0x5a, sizeof(m.secret)); /* wrong secret */
+  ftmw_hdr h = {.type = FTMW_FRAME_HELLO, .src = 1, .dst = FTMW_PID_MASTER(0), .len = FTMW_HELLO_SIZE};
+  ftmw_wire_encode(frame, &h);
+  ftmw_wire_encode_hello(frame + FTMW_HDR_SIZE, &m);
+  rogue_try("wrong secret", frame, sizeof(frame));
+  ftmw_hdr d = {.type = FTMW_FRAME_DATA, .src = 1, .dst = FTMW_PID_MASTER(0), .len = (uint64_t)1 << 32};
+  ftmw_wire_encode(frame, &d);
+  rogue_try("unauthenticated 4 GiB DATA", frame, FTMW_HDR_SIZE);
+  /* Silent client: dropped at the handshake deadline (FT_TIMEOUT_MS). */
+  rogue_try("silent", "", 0);
+  for (int w = 1; w <= W; w++) {
+    x = 100 * w;
+    CHECK(ft_send(&x, 1, FT_INT, w, 1) == 1, "send after rogues");
+    CHECK(ft_recv(&x, 1, FT_INT, w, 1, &st) == 1 && x == 101 * w, "recv after rogues");
+  }
+}
+
+/* --- deadfin: a worker dies; the job still finalizes with status 0 ------- */
+
+static void deadfin(int rank, int W) {
+  int x = 7;
+  FT_Status st;
+  if (rank == 1)
+    raise(SIGKILL);
+  if (rank != 0) {
+    CHECK(ft_recv(&x, 1, FT_INT, 0, 1, &st) == 1, "worker recv");
+    return;
+  }
+  expect_err(ft_recv(&x, 1, FT_INT, 1, 1, &st), 0, FT_ERR_PEER_FAILED, "recv from dead worker");
+  expect_err(ft_send(&x, 1, FT_INT, 1, 1), 0, FT_ERR_PEER_FAILED, "send to dead worker");
+  for (int w = 2; w <= W; w++)
+    CHECK(ft_send(&x, 1, FT_INT, w, 1) == 1, "send to live worker %d", w);
+  /* ANY_SOURCE never blocks on a dead worker: nothing else will come. */
+  int r = ft_recv(&x, 1, FT_INT, FT_ANY_SOURCE, 1, &st);
+  CHECK(r == 0 && ft_error() == FT_ERR_PEER_FAILED && st.source == 1,
+        "ANY_SOURCE with only a dead sender: %s source %d", ft_errname(ft_error()), st.source);
+}
+
+int main(int argc, char **argv) {
+  int rank, W;
+  if (ft_init(&argc, &argv, &rank, &W) < 0)
+    return 1;
+  const char *mode = argc > 1 ? argv[1] : "api";
+  if (strcmp(mode, "api") == 0)
+    rank == 0 ? api_master(W) : api_worker(rank);
+  else if (strcmp(mode, "big") == 0)
+    big(rank);
+  else if (strcmp(mode, "hang") == 0)
+    hang(rank);
+  else if (strcmp(mode, "rogue") == 0)
+    rogue(rank, W);
+  else if (strcmp(mode, "deadfin") == 0)
+    deadfin(rank, W);
+  else
+    CHECK(0, "unknown mode %s", mode);
+  CHECK(ft_finalize() == 1, "finalize");
+  if (rank == 0)
+    printf("%s: %s\n", mode, failures ? "FAILED" : "passed");
+  return failures ? 1 : 0;
+}

@@ -1,0 +1,23 @@
+#!/bin/sh
+# Runs one job test: a command in its own session, bounded in time, every
+# process it started killed (by process group) when it ends.
+# Usage: run_job.sh SECONDS COMMAND [ARGS...]
+limit=$1; shift
+setsid "$@" &
+pid=$!
+# The watchdog ends its own sleep when told to stop, so that nothing keeps
+# the test's output open after the job.
+(
+  trap 'kill "$s" 2>/dev/null; exit 0' TERM
+  sleep "$limit" & s=$!
+  wait "$s"
+  echo "run_job: timed out after ${limit}s: $*" >&2
+  kill -KILL -"$pid" 2>/dev/null
+) &
+watchdog=$!
+wait "$pid"
+rc=$?
+kill -TERM "$watchdog" 2>/dev/null
+wait "$watchdog" 2>/dev/null
+kill -KILL -"$pid" 2>/dev/null
+exit $rc

@@ -1,0 +1,165 @@
+/* Frame codec and stream reader (ftmw/wire.c). */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ftmw_impl.h"
+
+static ftmw_hdr data_hdr(uint64_t len) {
+  ftmw_hdr h = {.type = FTMW_FRAME_DATA, .src = 3, .dst = FTMW_PID_MASTER(0),
+                .tag = 7, .epoch = 2, .seq = 99, .len = len};
+  return h;
+}
+
+Test(wire, round_trip, .timeout = 5) {
+  uint8_t buf[FTMW_HDR_SIZE];
+  ftmw_hdr in = data_hdr(1234), out;
+  ftmw_wire_encode(buf, &in);
+  cr_assert_eq(ftmw_wire_decode(buf, 1u << 20, &out), FTMW_WIRE_OK);
+  cr_assert_eq(out.type, in.type);
+  cr_assert_eq(out.src, in.src);
+  cr_assert_eq(out.dst, in.dst);
+  cr_assert_eq(out.tag, in.tag);
+  cr_assert_eq(out.epoch, in.epoch);
+  cr_assert_eq(out.seq, in.seq);
+  cr_assert_eq(out.len, in.len);
+  /* Little-endian on the wire whatever the host: magic spells FTMW. */
+  cr_assert_eq(memcmp(buf, "FTMW", 4), 0);
+}
+
+Test(wire, malformed_headers, .timeout = 5) {
+  uint8_t buf[FTMW_HDR_SIZE];
+  ftmw_hdr h = data_hdr(10), out;
+  ftmw_wire_encode(buf, &h);
+  uint8_t bad[FTMW_HDR_SIZE];
+  memcpy(bad, buf, sizeof(bad)); bad[0] ^= 1;
+  cr_assert_eq(ftmw_wire_decode(bad, 100, &out), FTMW_WIRE_EMAGIC);
+  memcpy(bad, buf, sizeof(bad)); bad[4] = 9;
+  cr_assert_eq(ftmw_wire_decode(bad, 100, &out), FTMW_WIRE_EVERSION);
+  memcpy(bad, buf, sizeof(bad)); bad[5] = 0;
+  cr_assert_eq(ftmw_wire_decode(bad, 100, &out), FTMW_WIRE_ETYPE);
+  memcpy(bad, buf, sizeof(bad)); bad[5] = FTMW_FRAME_TYPE_MAX;
+  cr_assert_eq(ftmw_wire_decode(bad, 100, &out), FTMW_WIRE_ETYPE);
+  memcpy(bad, buf, sizeof(bad)); bad[6] = 1; /* flags on DATA */
+  cr_assert_eq(ftmw_wire_decode(bad, 100, &out), FTMW_WIRE_EFLAGS);
+  cr_assert_eq(ftmw_wire_decode(buf, 9, &out), FTMW_WIRE_ELEN); /* oversize */
+  h.tag = -1;
+  ftmw_wire_encode(bad, &h);
+  cr_assert_eq(ftmw_wire_decode(bad, 100, &out), FTMW_WIRE_ETAG);
+  ftmw_hdr ack = {.type = FTMW_FRAME_ACK, .len = 1};
+  ftmw_wire_encode(bad, &ack);
+  cr_assert_eq(ftmw_wire_decode(bad, 100, &out), FTMW_WIRE_ELEN);
+  ftmw_hdr hello = {.type = FTMW_FRAME_HELLO, .len = FTMW_HELLO_SIZE + 1};
+  ftmw_wire_encode(bad, &hello);
+  cr_assert_eq(ftmw_wire_decode(bad, 1u << 30, &out), FTMW_WIRE_ELEN);
+  ftmw_hdr act = {.type = FTMW_FRAME_ACTIVATE, .tag = 0};
+  ftmw_wire_encode(bad, &act);
+  cr_assert_eq(ftmw_wire_decode(bad, 100, &out), FTMW_WIRE_ETAG);
+}
+
+Test(wire, hello_round_trip_and_rejects, .timeout = 5) {
+  ftmw_hello m = {.role = FTMW_ROLE_WORKER, .id = 5, .epoch = 1, .pid = 42};
+  memset(m.secret, 0xab, sizeof(m.secret));
+  strcpy(m.host, "node-7");
+  uint8_t buf[FTMW_HELLO_SIZE], copy[FTMW_HELLO_SIZE];
+  ftmw_hello out;
+  ftmw_wire_encode_hello(buf, &m);
+  cr_assert_eq(ftmw_wire_decode_hello(buf, sizeof(buf), &out), FTMW_WIRE_OK);
+  cr_assert_eq(out.id, 5);
+  cr_assert_str_eq(out.host, "node-7");
+  cr_assert_eq(memcmp(out.secret, m.secret, sizeof(m.secret)), 0);
+  cr_assert_eq(ftmw_wire_decode_hello(buf, sizeof(buf) - 1, &out), FTMW_WIRE_EHELLO);
+  memcpy(copy, buf, sizeof(copy));
+  memset(copy + 48, 'x', FTMW_HOST_MAX); /* host not NUL-terminated */
+  cr_assert_eq(ftmw_wire_decode_hello(copy, sizeof(copy), &out), FTMW_WIRE_EHELLO);
+  memcpy(copy, buf, sizeof(copy));
+  copy[32] = 9; /* unknown role */
+  cr_assert_eq(ftmw_wire_decode_hello(copy, sizeof(copy), &out), FTMW_WIRE_EHELLO);
+}
+
+/* A reader fed byte streams, collecting what it emits. */
+typedef struct {
+  int frames;
+  uint64_t bytes;
+  uint8_t last[64];
+  int allocs, frees;
+} sink_t;
+
+static void *sink_alloc(void *ctx, const ftmw_hdr *h) {
+  ((sink_t *)ctx)->allocs++;
+  return malloc(h->len);
+}
+static void sink_release(void *ctx, void *p) {
+  ((sink_t *)ctx)->frees++;
+  free(p);
+}
+static int sink_emit(void *ctx, const ftmw_hdr *h, void *payload) {
+  sink_t *s = ctx;
+  s->frames++;
+  s->bytes += h->len;
+  if (payload) {
+    memcpy(s->last, payload, h->len < 64 ? h->len : 64);
+    sink_release(s, payload);
+  }
+  return 0;
+}
+
+static size_t put_frame(uint8_t *out, uint64_t len, uint8_t fill) {
+  ftmw_hdr h = data_hdr(len);
+  ftmw_wire_encode(out, &h);
+  memset(out + FTMW_HDR_SIZE, fill, len);
+  return FTMW_HDR_SIZE + len;
+}
+
+Test(wire, reader_reassembles_any_split, .timeout = 10) {
+  uint8_t stream[512];
+  size_t n = put_frame(stream, 10, 'a');
+  n += put_frame(stream + n, 0, 0);
+  n += put_frame(stream + n, 100, 'c');
+  for (size_t chunk = 1; chunk <= n; chunk++) {
+    sink_t s = {0};
+    ftmw_reader r;
+    ftmw_reader_init(&r, 1000, sink_alloc, sink_emit, sink_release, &s);
+    for (size_t off = 0; off < n; off += chunk) {
+      size_t take = n - off < chunk ? n - off : chunk;
+      cr_assert_eq(ftmw_reader_feed(&r, stream + off, take), 0);
+    }
+    cr_assert_eq(s.frames, 3, "chunk %zu", chunk);
+    cr_assert_eq(s.bytes, 110);
+    cr_assert_eq(s.last[0], 'c');
+    cr_assert_eq(s.allocs, s.frees);
+  }
+}
+
+Test(wire, reader_direct_payload_and_truncation, .timeout = 5) {
+  uint8_t stream[FTMW_HDR_SIZE + 8192];
+  size_t n = put_frame(stream, 8192, 'z');
+  sink_t s = {0};
+  ftmw_reader r;
+  ftmw_reader_init(&r, 1u << 20, sink_alloc, sink_emit, sink_release, &s);
+  cr_assert_eq(ftmw_reader_feed(&r, stream, FTMW_HDR_SIZE + 100), 0);
+  size_t len;
+  uint8_t *d = ftmw_reader_direct(&r, 4096, &len);
+  cr_assert_not_null(d);
+  cr_assert_eq(len, 8092);
+  memcpy(d, stream + FTMW_HDR_SIZE + 100, len);
+  cr_assert_eq(ftmw_reader_direct_done(&r, len), 0);
+  cr_assert_eq(s.frames, 1);
+  cr_assert_eq(s.last[0], 'z');
+  /* A truncated frame (peer died mid-frame) is freed by reset. */
+  cr_assert_eq(ftmw_reader_feed(&r, stream, n - 5), 0);
+  cr_assert_eq(s.frames, 1);
+  ftmw_reader_reset(&r);
+  cr_assert_eq(s.allocs, s.frees);
+}
+
+Test(wire, reader_refuses_oversize_before_allocating, .timeout = 5) {
+  uint8_t hdr[FTMW_HDR_SIZE];
+  ftmw_hdr h = data_hdr((uint64_t)1 << 40);
+  ftmw_wire_encode(hdr, &h);
+  sink_t s = {0};
+  ftmw_reader r;
+  ftmw_reader_init(&r, 1u << 20, sink_alloc, sink_emit, sink_release, &s);
+  cr_assert_eq(ftmw_reader_feed(&r, hdr, sizeof(hdr)), FTMW_WIRE_ELEN);
+  cr_assert_eq(s.allocs, 0);
+}

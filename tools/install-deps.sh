@@ -1,0 +1,12 @@
+#!/bin/sh
+# Installs what FTMW needs on Debian 12 (as root, or through sudo).
+set -eu
+pkgs="build-essential cmake pkg-config libuv1-dev libcriterion-dev openmpi-bin libopenmpi-dev mpich libmpich-dev"
+missing=
+for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+[ -z "$missing" ] && exit 0
+sudo=; [ "$(id -u)" = 0 ] || sudo=sudo
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+# shellcheck disable=SC2086
+$sudo apt-get install -y -qq --no-install-recommends $missing

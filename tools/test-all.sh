@@ -1,0 +1,28 @@
+#!/bin/bash
+# README's second command (and CI's): installs what is missing, then builds
+# and tests FTMW with Open MPI, with MPICH, and with Open MPI under the
+# address and undefined-behaviour sanitizers. Ends with one summary line.
+set -u
+cd "$(dirname "$0")/.."
+tools/install-deps.sh || exit 1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+passed=0 failed=0
+run_suite() { # name cmake-args...
+  local name=$1; shift
+  echo "=== $name"
+  if ! cmake -S . -B "build-test/$name" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFTMW_BUILD_BENCH=OFF "$@" >"build-test/$name.log" 2>&1 ||
+     ! cmake --build "build-test/$name" -j"$(nproc)" >>"build-test/$name.log" 2>&1; then
+    tail -30 "build-test/$name.log"; failed=$((failed + 1)); return
+  fi
+  (cd "build-test/$name" && ctest --output-on-failure -j2) | tee "build-test/$name.ctest"
+  local p f
+  p=$(sed -n 's/.* tests passed, \([0-9]*\) tests failed out of \([0-9]*\).*/\2 \1/p' "build-test/$name.ctest")
+  set -- $p
+  passed=$((passed + ${1:-0} - ${2:-0})); failed=$((failed + ${2:-1}))
+}
+mkdir -p build-test
+run_suite openmpi -DFTMW_MPI=openmpi
+run_suite mpich -DFTMW_MPI=mpich
+ASAN_OPTIONS=detect_leaks=0 run_suite asan-ubsan -DFTMW_MPI=openmpi -DFTMW_SANITIZE=address,undefined
+echo "ftmw: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
