@@ -271,7 +271,7 @@ static ftmw_peer *unreported_worker_locked(void) {
 /* For FT_ANY_SOURCE with nothing queued: an error if no worker can ever
  * send again (st.lock held), else FT_SUCCESS (keep waiting). */
 static int any_source_hopeless_locked(int *source) {
-  int failed = 0, finalized = 0;
+  int failed = 0;
   for (int r = st.W; r >= 1; r--) {
     const ftmw_peer *p = &st.workers[r];
     if (p->state == FTMW_PEER_ALIVE && !p->fin)
@@ -279,10 +279,8 @@ static int any_source_hopeless_locked(int *source) {
     if (p->state == FTMW_PEER_FAILED) {
       failed = 1;
       *source = r;
-    } else
-      finalized = 1;
+    }
   }
-  (void)finalized;
   return failed ? FT_ERR_PEER_FAILED : FT_ERR_PEER_FINALIZED;
 }
 

@@ -59,43 +59,39 @@ static void register_status_file(void) {
 
 /* --- identity and peers -------------------------------------------------- */
 
+static void init_peers(ftmw_peer *v, int from, int to, int kind,
+                       uint32_t (*pid)(int)) {
+  for (int i = from; i <= to; i++) {
+    v[i].kind = kind;
+    v[i].id = i;
+    v[i].pid_wire = pid(i);
+    ftmw_q_init(&v[i].inbox);
+    ftmw_q_init(&v[i].unacked);
+  }
+}
+
+static uint32_t worker_pid(int r) { return (uint32_t)r; }
+static uint32_t master_pid(int k) { return FTMW_PID_MASTER(k); }
+static uint32_t spare_pid(int s) { return FTMW_PID_SPARE(s); }
+
 static int alloc_peers(void) {
   st.workers = calloc((size_t)st.W + 1, sizeof(ftmw_peer));
   st.masters = calloc((size_t)st.M + 1, sizeof(ftmw_peer));
   st.spares = calloc((size_t)st.S + 1, sizeof(ftmw_peer));
   if (!st.workers || !st.masters || !st.spares)
     return -1;
-  for (int r = 0; r <= st.W; r++) {
-    ftmw_peer *p = &st.workers[r];
-    p->kind = FTMW_ROLE_WORKER;
-    p->id = r;
-    p->pid_wire = (uint32_t)r;
-  }
-  for (int k = 0; k <= st.M; k++) {
-    ftmw_peer *p = &st.masters[k];
-    p->kind = FTMW_ROLE_MASTER;
-    p->id = k;
-    p->pid_wire = FTMW_PID_MASTER(k);
-  }
-  for (int s = 0; s < st.S; s++) {
-    ftmw_peer *p = &st.spares[s];
-    p->kind = FTMW_ROLE_SPARE;
-    p->id = s;
-    p->pid_wire = FTMW_PID_SPARE(s);
-  }
-  for (int r = 0; r <= st.W; r++) {
-    ftmw_q_init(&st.workers[r].inbox);
-    ftmw_q_init(&st.workers[r].unacked);
-  }
-  for (int k = 0; k <= st.M; k++) {
-    ftmw_q_init(&st.masters[k].inbox);
-    ftmw_q_init(&st.masters[k].unacked);
-  }
-  for (int s = 0; s < st.S; s++) {
-    ftmw_q_init(&st.spares[s].inbox);
-    ftmw_q_init(&st.spares[s].unacked);
-  }
+  init_peers(st.workers, 0, st.W, FTMW_ROLE_WORKER, worker_pid);
+  init_peers(st.masters, 0, st.M, FTMW_ROLE_MASTER, master_pid);
+  init_peers(st.spares, 0, st.S - 1, FTMW_ROLE_SPARE, spare_pid);
   return 0;
+}
+
+/* The job secret: without the kernel's randomness there is no job. */
+static int make_secret(void) {
+  int rc = uv_random(NULL, NULL, st.secret, sizeof(st.secret), 0, NULL);
+  if (rc != 0)
+    ftmw_log("cannot draw the job secret: %s", uv_strerror(rc));
+  return rc;
 }
 
 /* Listeners bind to the address MPI's processor name resolves to, never to
@@ -247,8 +243,7 @@ static int init_spawn_primary(void) {
     return -1;
   st.role = FTMW_ROLE_MASTER;
   st.id = 0;
-  uv_random(NULL, NULL, st.secret, sizeof(st.secret), 0, NULL);
-  if (ftmw_transport_start(1) != FT_SUCCESS)
+  if (make_secret() != 0 || ftmw_transport_start(1) != FT_SUCCESS)
     return -1;
   placed_host = calloc((size_t)st.W + 1, sizeof(int));
   if (placed_host == NULL)
@@ -272,9 +267,8 @@ static int init_static(int rank, int size, ftmw_setup *out) {
     st.role = FTMW_ROLE_MASTER;
     if (read_config(size) != 0)
       s.status = 1;
-    else if (resolve_self() != 0 || alloc_peers() != 0 ||
-             (uv_random(NULL, NULL, st.secret, sizeof(st.secret), 0, NULL),
-              ftmw_transport_start(1)) != FT_SUCCESS)
+    else if (resolve_self() != 0 || alloc_peers() != 0 || make_secret() != 0 ||
+             ftmw_transport_start(1) != FT_SUCCESS)
       s.status = 1;
     else {
       for (int r = 1; r <= st.W; r++)

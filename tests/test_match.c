@@ -64,7 +64,7 @@ Test(match, posted_receives_keep_source_order, .timeout = 5) {
   push(1, 8, 11);
   push(2, 8, 20);
   peers[1].post.active = 1;
-  peers[1].post.tag = 8; /* 11 is not the oldest from 1 that matches? it is */
+  peers[1].post.tag = 8; /* skips 10 (tag 7): 11 is 1's oldest with tag 8 */
   peers[2].post.active = 1;
   peers[2].post.tag = 8;
   ftmw_msg *m = ftmw_match_posted(&arrivals, peers, 3);

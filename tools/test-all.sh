@@ -15,7 +15,7 @@ run_suite() { # name cmake-args...
     tail -30 "build-test/$name.log"; failed=$((failed + 1)); return
   fi
   (cd "build-test/$name" && ctest --output-on-failure -j2) | tee "build-test/$name.ctest"
-  local p f
+  local p
   p=$(sed -n 's/.* tests passed, \([0-9]*\) tests failed out of \([0-9]*\).*/\2 \1/p' "build-test/$name.ctest")
   set -- $p
   passed=$((passed + ${1:-0} - ${2:-0})); failed=$((failed + ${2:-1}))

@@ -1,6 +1,6 @@
 #!/bin/sh
 # A farm run with FT_FAULT=$FAULT must print the fault-free checksum, with
-# the expected failures and restores.
+# the expected failures and restores. FAULT "none" runs without a fault.
 # Usage: farm_kill.sh FTMWRUN FARM "FTMWRUN-OPTIONS" FAULT FAILURES RESTORES
 set -u
 ftmwrun=$1 farm=$2 opts=$3 fault=$4 want_fail=$5 want_rest=$6
@@ -8,7 +8,11 @@ args="--tasks 60 --work-us 2000"
 # shellcheck disable=SC2086
 ref=$(unset FT_FAULT; "$ftmwrun" $opts "$farm" $args 2>/dev/null) || { echo "reference run failed"; exit 1; }
 # shellcheck disable=SC2086
-out=$(FT_FAULT=$fault "$ftmwrun" $opts "$farm" $args 2>&1)
+if [ "$fault" = none ]; then
+  out=$(unset FT_FAULT; "$ftmwrun" $opts "$farm" $args 2>&1)
+else
+  out=$(FT_FAULT=$fault "$ftmwrun" $opts "$farm" $args 2>&1)
+fi
 rc=$?
 echo "$out" | grep -v PMIX
 want_sum=$(echo "$ref" | grep '^checksum')
