@@ -320,8 +320,11 @@ static int connect_masters(const char ip[][48], const int32_t *port) {
   }
   uint64_t deadline = ftmw_now_ms() + LAUNCH_WAIT_MS;
   int alive = 0;
+  /* A master that already said BYE was reached: the job ended before this
+   * process woke up (an idle spare), and it must now shut down cleanly, or
+   * the others would wait for it in MPI_Finalize. */
   for (int k = 0; k <= st.M; k++)
-    alive += wait_joined_locked(&st.masters[k], deadline);
+    alive += wait_joined_locked(&st.masters[k], deadline) || st.masters[k].bye;
   uv_mutex_unlock(&st.lock);
   if (alive == 0) {
     ftmw_log("%s %d: cannot reach any master", ftmw_role_name(st.role), st.id);
