@@ -119,8 +119,13 @@ static void op_finish(ftmw_op *op, int failed) {
   uv_mutex_unlock(&st.lock);
 }
 
+/* A failed write unlinks op from peer->unacked (a no-op when already
+ * unlinked) before handing it back: the caller's frame then goes away, and
+ * the list must not point into it. */
 static void op_write_cb(uv_write_t *req, int status) {
   ftmw_op *op = req->data;
+  if (status < 0)
+    ftmw_q_remove(&op->node);
   op_finish(op, status < 0);
 }
 
@@ -135,7 +140,9 @@ static void do_frame(ftmw_op *op) {
     op_finish(op, 1);
     return;
   }
-  if (op->want_ack)
+  /* After op_finish the caller may return and free op: read it first. */
+  int want_ack = op->want_ack;
+  if (want_ack)
     ftmw_q_insert_tail(&p->unacked, &op->node);
   c->last_tx_ms = ftmw_now_ms();
   int n = uv_try_write((uv_stream_t *)&c->tcp, op->bufs, op->nbufs);
@@ -152,10 +159,12 @@ static void do_frame(ftmw_op *op) {
     op->bufs[i].len -= skip;
     op->req.data = op;
     if (uv_write(&op->req, (uv_stream_t *)&c->tcp, op->bufs + i, op->nbufs - i,
-                 op_write_cb) != 0)
+                 op_write_cb) != 0) {
+      ftmw_q_remove(&op->node);
       op_finish(op, 1);
+    }
   }
-  if (op->want_ack)
+  if (want_ack)
     ftmw_fault_hit(FTMW_FAULT_SEND_WRITTEN);
 }
 
