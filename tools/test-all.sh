@@ -1,7 +1,8 @@
 #!/bin/bash
 # README's second command (and CI's): installs what is missing, then builds
 # and tests FTMW with Open MPI, with MPICH, and with Open MPI under the
-# address and undefined-behaviour sanitizers. Ends with one summary line.
+# address and undefined-behaviour sanitizers, then fuzzes the frame decoder
+# with libFuzzer for a bounded time. Ends with one summary line.
 set -u
 cd "$(dirname "$0")/.."
 tools/install-deps.sh || exit 1
@@ -26,5 +27,7 @@ run_suite mpich -DFTMW_MPI=mpich
 # Leak checks are off: MPI libraries keep memory until exit by design.
 ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   run_suite asan-ubsan -DFTMW_MPI=openmpi -DFTMW_SANITIZE=address,undefined
+CC=clang run_suite fuzz -DFTMW_FUZZ=ON -DFTMW_BUILD_TESTS=OFF -DFTMW_BUILD_EXAMPLES=OFF \
+  -DFTMW_FUZZ_SECONDS=60
 echo "ftmw: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
