@@ -68,16 +68,18 @@ static int check_buffer(const void *buf, int count, FT_Datatype type,
   return FT_SUCCESS;
 }
 
-/* The error a call naming p reports when p cannot take part any more
- * (st.lock held), or FT_SUCCESS. Reporting clears p's pending report. */
-static int peer_gone_locked(ftmw_peer *p) {
+/* The error the API call named call reports when p, which it names,
+ * cannot take part any more (st.lock held), or FT_SUCCESS. Reporting
+ * clears p's pending report and is traced with the call's name, so that a
+ * test can check which call heard of a failure. */
+static int peer_gone_locked(ftmw_peer *p, const char *call) {
   if (p->state == FTMW_PEER_FAILED) {
     p->unreported = 0;
-    if (p->kind == FTMW_ROLE_MASTER)
-      return FT_ERR_NO_MASTER;
-    ftmw_trace("failure_reported", "\"peer\":%d,\"latency_ms\":%.3f", p->id,
+    ftmw_trace("failure_reported",
+               "\"peer\":\"%s %d\",\"call\":\"%s\",\"latency_ms\":%.3f",
+               ftmw_role_name(p->kind), p->id, call,
                (uv_hrtime() - p->failed_at) / 1e6);
-    return FT_ERR_PEER_FAILED;
+    return p->kind == FTMW_ROLE_MASTER ? FT_ERR_NO_MASTER : FT_ERR_PEER_FAILED;
   }
   if (p->state == FTMW_PEER_DONE || p->fin)
     return FT_ERR_PEER_FINALIZED;
@@ -218,14 +220,14 @@ int ft_send(const void *buf, int count, FT_Datatype type, int dest, int tag) {
   ftmw_fault_hit(FTMW_FAULT_SEND_ENTER);
   ftmw_op op;
   uv_mutex_lock(&st.lock);
-  rc = peer_gone_locked(p);
+  rc = peer_gone_locked(p, "ft_send");
   if (rc == FT_SUCCESS) {
     op.seq = ++p->next_seq;
     op.want_ack = 1;
     ftmw_op_frame(&op, p, FTMW_FRAME_DATA, tag, 0, buf, bytes);
     ftmw_transport_submit(&op, 1);
     if (ftmw_op_wait_locked(&op) != FT_SUCCESS)
-      rc = peer_gone_locked(p);
+      rc = peer_gone_locked(p, "ft_send");
     if (rc == FT_SUCCESS && op.failed)
       rc = FT_ERR_PEER_FAILED;
   }
@@ -284,8 +286,9 @@ static int any_source_hopeless_locked(int *source) {
   return failed ? FT_ERR_PEER_FAILED : FT_ERR_PEER_FINALIZED;
 }
 
-static int recv_common(void *buf, int count, FT_Datatype type, int source,
-                       int tag, FT_Status *status) {
+static int recv_common(const char *call, void *buf, int count,
+                       FT_Datatype type, int source, int tag,
+                       FT_Status *status) {
   set_status(status, source, tag, 0, FT_SUCCESS);
   if (!st.initialized)
     return ftmw_fail(FT_ERR_NOT_INITIALIZED);
@@ -321,12 +324,12 @@ static int recv_common(void *buf, int count, FT_Datatype type, int source,
     }
     int failed_rank = p ? p->id : 0;
     if (p)
-      rc = peer_gone_locked(p);
+      rc = peer_gone_locked(p, call);
     else {
       ftmw_peer *u = unreported_worker_locked();
       if (u) {
         failed_rank = u->id;
-        rc = peer_gone_locked(u);
+        rc = peer_gone_locked(u, call);
       } else
         rc = any_source_hopeless_locked(&failed_rank);
     }
@@ -341,12 +344,12 @@ static int recv_common(void *buf, int count, FT_Datatype type, int source,
 
 int ft_recv(void *buf, int count, FT_Datatype type, int source, int tag,
             FT_Status *status) {
-  return recv_common(buf, count, type, source, tag, status);
+  return recv_common("ft_recv", buf, count, type, source, tag, status);
 }
 
 int ft_rcv(void *buf, int count, FT_Datatype type, int source, int tag,
            FT_Status *status) {
-  return recv_common(buf, count, type, source, tag, status);
+  return recv_common("ft_rcv", buf, count, type, source, tag, status);
 }
 
 /* --- posted receives ------------------------------------------------------- */
@@ -365,7 +368,7 @@ int ft_irecv(void *buf, int count, FT_Datatype type, int source, int tag) {
     return ftmw_fail(FT_ERR_ALREADY_POSTED);
   /* A sender that has finished or died may still have its data queued. */
   uv_mutex_lock(&st.lock);
-  rc = ftmw_match_peer(p, tag) ? FT_SUCCESS : peer_gone_locked(p);
+  rc = ftmw_match_peer(p, tag) ? FT_SUCCESS : peer_gone_locked(p, "ft_irecv");
   uv_mutex_unlock(&st.lock);
   if (rc != FT_SUCCESS)
     return ftmw_fail(rc);
@@ -384,7 +387,7 @@ int ft_wait(int rank) {
     return 0;
   if (!p->post.active)
     return ftmw_fail(FT_ERR_NOT_POSTED);
-  int n = recv_common(p->post.buf, p->post.count, p->post.type, rank,
+  int n = recv_common("ft_wait", p->post.buf, p->post.count, p->post.type, rank,
                       p->post.tag, NULL);
   if (ft_error() != FT_ERR_TRUNCATE)
     p->post.active = 0;
@@ -423,7 +426,7 @@ int ft_waitany(int *rank) {
     }
     for (int r = 1; r <= st.W; r++) {
       ftmw_peer *p = &st.workers[r];
-      int rc = p->post.active ? peer_gone_locked(p) : FT_SUCCESS;
+      int rc = p->post.active ? peer_gone_locked(p, "ft_waitany") : FT_SUCCESS;
       if (rc != FT_SUCCESS) {
         uv_mutex_unlock(&st.lock);
         p->post.active = 0;
