@@ -1,5 +1,5 @@
 /* Job-level checks of the ft_* API, run through ftmwrun by ctest.
- * Usage: job_api MODE   (api | big | hang | rogue | deadfin)
+ * Usage: job_api MODE   (api | big | hang | rogue | deadfin | orphan)
  * Exits 0 when every check of the mode passed; prints what failed. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -48,6 +48,9 @@ static void api_master(int W) {
   expect_err(ft_send(NULL, 1, FT_INT, 1, 0), 0, FT_ERR_BUFFER, "NULL buffer");
   expect_err(ft_send(&x, 1, (FT_Datatype)99, 1, 0), 0, FT_ERR_TYPE, "bad type");
   expect_err(ft_send(&x, 1, FT_INT, 1, -5), 0, FT_ERR_TAG, "negative tag");
+  /* 2^31-1 doubles is 16 GiB, over the 4 GiB limit: refused before any
+   * byte of the (1-int) buffer is read. */
+  expect_err(ft_send(&x, 2147483647, FT_DOUBLE, 1, 0), 0, FT_ERR_TOO_BIG, "over the size limit");
   expect_err(ft_recv(&x, 1, FT_INT, 1, -7, &st), 0, FT_ERR_TAG, "recv tag -7");
   expect_err(ft_restore(1), 0, FT_ERR_NOT_FAILED, "restore of a live worker");
   expect_err(ft_wait(1), 0, FT_ERR_NOT_POSTED, "wait without irecv");
@@ -242,6 +245,21 @@ static void deadfin(int rank, int W) {
         "ANY_SOURCE with only a dead sender: %s source %d", ft_errname(ft_error()), st.source);
 }
 
+/* --- orphan: the master dies; workers busy outside FTMW must still exit -- */
+
+static void orphan(int rank, int W) {
+  int x = 1;
+  FT_Status st;
+  if (rank == 0) {
+    for (int w = 1; w <= W; w++)
+      ft_send(&x, 1, FT_INT, w, 1);
+    raise(SIGKILL);
+  }
+  ft_recv(&x, 1, FT_INT, 0, 1, &st);
+  for (;;) /* "computing for hours": never calls FTMW again */
+    pause();
+}
+
 int main(int argc, char **argv) {
   int rank, W;
   if (ft_init(&argc, &argv, &rank, &W) < 0)
@@ -257,6 +275,8 @@ int main(int argc, char **argv) {
     rogue(rank, W);
   else if (strcmp(mode, "deadfin") == 0)
     deadfin(rank, W);
+  else if (strcmp(mode, "orphan") == 0)
+    orphan(rank, W);
   else
     CHECK(0, "unknown mode %s", mode);
   CHECK(ft_finalize() == 1, "finalize");
