@@ -171,6 +171,16 @@ int ftmw_hosts_fail(ftmw_hosts *h, const char *name) {
   return n;
 }
 
+int ftmw_hosts_blacklist(ftmw_hosts *h, const char *name) {
+  if (ftmw_hosts_fail(h, name) > 0 || ftmw_hosts_is_failed(h, name))
+    return 0;
+  size_t len = strnlen(name, FTMW_HOSTNAME_MAX - 1);
+  if (add_host(h, name, len, 0) != 0) /* slots 0: never placed on */
+    return -1;
+  h->v[h->n - 1].failed = 1;
+  return 0;
+}
+
 int ftmw_hosts_is_failed(const ftmw_hosts *h, const char *name) {
   for (int k = 0; k < h->n; k++)
     if (h->v[k].failed && strcmp(h->v[k].name, name) == 0)

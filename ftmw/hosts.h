@@ -35,6 +35,11 @@ int ftmw_hosts_place(ftmw_hosts *h, int i);
 /* Blacklists every entry named name. Returns how many were. */
 int ftmw_hosts_fail(ftmw_hosts *h, const char *name);
 
+/* Blacklists name even if the file does not list it (static mode knows a
+ * host by the name MPI reports, which need not be the file's). Returns 0,
+ * or -1 when out of memory. */
+int ftmw_hosts_blacklist(ftmw_hosts *h, const char *name);
+
 /* 1 if an entry named name is blacklisted. */
 int ftmw_hosts_is_failed(const ftmw_hosts *h, const char *name);
 

@@ -496,8 +496,11 @@ static int restore_spare(ftmw_peer *p) {
 }
 
 int ftmw_launch_restore(ftmw_peer *p) {
+  /* Static mode with a hostfile: the failed worker's host, by the name its
+   * process reported, takes no replacement. */
   if (st.hosts.n && st.mode == FTMW_MODE_STATIC && p->host[0] &&
-      ftmw_hosts_fail(&st.hosts, p->host))
+      !ftmw_hosts_is_failed(&st.hosts, p->host) &&
+      ftmw_hosts_blacklist(&st.hosts, p->host) == 0)
     ftmw_log("host %s blacklisted", p->host);
   return st.mode == FTMW_MODE_SPAWN ? restore_spawn(p) : restore_spare(p);
 }

@@ -29,6 +29,21 @@ Test(hosts, parse_errors_name_the_line, .timeout = 5) {
   cr_assert_eq(ftmw_hosts_load("/nonexistent/hosts", &h, err, sizeof(err)), -1);
 }
 
+Test(hosts, blacklist_a_name_the_file_does_not_list, .timeout = 5) {
+  ftmw_hosts h;
+  char err[200];
+  cr_assert_eq(ftmw_hosts_parse("localhost slots=4\n", &h, err, sizeof(err)), 0);
+  cr_assert_eq(ftmw_hosts_blacklist(&h, "node7.cluster"), 0);
+  cr_assert(ftmw_hosts_is_failed(&h, "node7.cluster"));
+  cr_assert(!ftmw_hosts_is_failed(&h, "localhost"));
+  cr_assert_eq(ftmw_hosts_pick(&h), 0); /* the listed host is still usable */
+  cr_assert_eq(ftmw_hosts_place(&h, 4), 0); /* a blacklisted name takes no slot */
+  cr_assert_eq(ftmw_hosts_blacklist(&h, "localhost"), 0);
+  cr_assert_eq(h.n, 2); /* no duplicate entry */
+  cr_assert_eq(ftmw_hosts_pick(&h), -1);
+  ftmw_hosts_free(&h);
+}
+
 Test(hosts, blacklist_and_pick_until_exhausted, .timeout = 5) {
   ftmw_hosts h;
   char err[200];
