@@ -42,7 +42,7 @@ static ftmw_peer *peer_of(int rank) {
 
 /* For the master-only calls that name one worker: the worker's peer, or
  * NULL with the error set (not initialized, not a master, bad rank). */
-static ftmw_peer *master_call_peer(int rank) {
+ftmw_peer *ftmw_master_peer(int rank) {
   if (!st.initialized)
     ftmw_fail(FT_ERR_NOT_INITIALIZED);
   else if (!is_master())
@@ -53,7 +53,7 @@ static ftmw_peer *master_call_peer(int rank) {
 }
 
 /* Checks a buffer description; returns its size in bytes via *bytes. */
-static int check_buffer(const void *buf, int count, FT_Datatype type,
+int ftmw_check_buffer(const void *buf, int count, FT_Datatype type,
                         size_t *bytes) {
   size_t size = ft_type_size(type);
   if (size == 0)
@@ -155,8 +155,10 @@ static int workers_finished_locked(void) {
 
 static void free_all(void) {
   uv_mutex_lock(&st.lock);
-  for (int r = 0; r <= st.W; r++)
+  for (int r = 0; r <= st.W; r++) {
     ftmw_match_drop(&st.workers[r]);
+    ftmw_mslog_clear(&st.workers[r].log);
+  }
   for (int k = 0; k <= st.M; k++)
     ftmw_match_drop(&st.masters[k]);
   uv_mutex_unlock(&st.lock);
@@ -205,11 +207,12 @@ int ft_finalize(void) {
 
 /* --- send ----------------------------------------------------------------- */
 
-int ft_send(const void *buf, int count, FT_Datatype type, int dest, int tag) {
+int ftmw_send(const char *call, const void *buf, int count, FT_Datatype type,
+              int dest, int tag) {
   if (!st.initialized)
     return ftmw_fail(FT_ERR_NOT_INITIALIZED);
   size_t bytes;
-  int rc = check_buffer(buf, count, type, &bytes);
+  int rc = ftmw_check_buffer(buf, count, type, &bytes);
   if (rc != FT_SUCCESS)
     return ftmw_fail(rc);
   if (tag < 0)
@@ -220,14 +223,14 @@ int ft_send(const void *buf, int count, FT_Datatype type, int dest, int tag) {
   ftmw_fault_hit(FTMW_FAULT_SEND_ENTER);
   ftmw_op op;
   uv_mutex_lock(&st.lock);
-  rc = peer_gone_locked(p, "ft_send");
+  rc = peer_gone_locked(p, call);
   if (rc == FT_SUCCESS) {
     op.seq = ++p->next_seq;
     op.want_ack = 1;
     ftmw_op_frame(&op, p, FTMW_FRAME_DATA, tag, 0, buf, bytes);
     ftmw_transport_submit(&op, 1);
     if (ftmw_op_wait_locked(&op) != FT_SUCCESS)
-      rc = peer_gone_locked(p, "ft_send");
+      rc = peer_gone_locked(p, call);
     if (rc == FT_SUCCESS && op.failed)
       rc = FT_ERR_PEER_FAILED;
   }
@@ -237,6 +240,10 @@ int ft_send(const void *buf, int count, FT_Datatype type, int dest, int tag) {
   ftmw_fault_hit(FTMW_FAULT_SEND_EXIT);
   ftmw_ok();
   return count;
+}
+
+int ft_send(const void *buf, int count, FT_Datatype type, int dest, int tag) {
+  return ftmw_send("ft_send", buf, count, type, dest, tag);
 }
 
 /* --- receive -------------------------------------------------------------- */
@@ -286,14 +293,14 @@ static int any_source_hopeless_locked(int *source) {
   return failed ? FT_ERR_PEER_FAILED : FT_ERR_PEER_FINALIZED;
 }
 
-static int recv_common(const char *call, void *buf, int count,
+int ftmw_recv(const char *call, void *buf, int count,
                        FT_Datatype type, int source, int tag,
                        FT_Status *status) {
   set_status(status, source, tag, 0, FT_SUCCESS);
   if (!st.initialized)
     return ftmw_fail(FT_ERR_NOT_INITIALIZED);
   size_t bytes;
-  int rc = check_buffer(buf, count, type, &bytes);
+  int rc = ftmw_check_buffer(buf, count, type, &bytes);
   if (rc == FT_SUCCESS && tag < 0 && tag != FT_ANY_TAG)
     rc = FT_ERR_TAG;
   if (rc != FT_SUCCESS) {
@@ -344,22 +351,23 @@ static int recv_common(const char *call, void *buf, int count,
 
 int ft_recv(void *buf, int count, FT_Datatype type, int source, int tag,
             FT_Status *status) {
-  return recv_common("ft_recv", buf, count, type, source, tag, status);
+  return ftmw_recv("ft_recv", buf, count, type, source, tag, status);
 }
 
 int ft_rcv(void *buf, int count, FT_Datatype type, int source, int tag,
            FT_Status *status) {
-  return recv_common("ft_rcv", buf, count, type, source, tag, status);
+  return ftmw_recv("ft_rcv", buf, count, type, source, tag, status);
 }
 
 /* --- posted receives ------------------------------------------------------- */
 
-int ft_irecv(void *buf, int count, FT_Datatype type, int source, int tag) {
-  ftmw_peer *p = master_call_peer(source);
+int ftmw_irecv(const char *call, void *buf, int count, FT_Datatype type,
+               int source, int tag) {
+  ftmw_peer *p = ftmw_master_peer(source);
   if (p == NULL)
     return 0;
   size_t bytes;
-  int rc = check_buffer(buf, count, type, &bytes);
+  int rc = ftmw_check_buffer(buf, count, type, &bytes);
   if (rc == FT_SUCCESS && tag < 0 && tag != FT_ANY_TAG)
     rc = FT_ERR_TAG;
   if (rc != FT_SUCCESS)
@@ -368,7 +376,7 @@ int ft_irecv(void *buf, int count, FT_Datatype type, int source, int tag) {
     return ftmw_fail(FT_ERR_ALREADY_POSTED);
   /* A sender that has finished or died may still have its data queued. */
   uv_mutex_lock(&st.lock);
-  rc = ftmw_match_peer(p, tag) ? FT_SUCCESS : peer_gone_locked(p, "ft_irecv");
+  rc = ftmw_match_peer(p, tag) ? FT_SUCCESS : peer_gone_locked(p, call);
   uv_mutex_unlock(&st.lock);
   if (rc != FT_SUCCESS)
     return ftmw_fail(rc);
@@ -381,18 +389,32 @@ int ft_irecv(void *buf, int count, FT_Datatype type, int source, int tag) {
   return 1;
 }
 
-int ft_wait(int rank) {
-  ftmw_peer *p = master_call_peer(rank);
+int ft_irecv(void *buf, int count, FT_Datatype type, int source, int tag) {
+  return ftmw_irecv("ft_irecv", buf, count, type, source, tag);
+}
+
+/* A posted receive of p has completed or failed for good: the ms_* log
+ * learns the outcome of its ms_irecv, if that is what posted it. */
+static void post_done(ftmw_peer *p, int error) {
+  p->post.active = 0;
+  ftmw_mslog_posted_done(&p->log, error == FT_SUCCESS);
+}
+
+int ftmw_wait(const char *call, int rank) {
+  ftmw_peer *p = ftmw_master_peer(rank);
   if (p == NULL)
     return 0;
   if (!p->post.active)
     return ftmw_fail(FT_ERR_NOT_POSTED);
-  int n = recv_common("ft_wait", p->post.buf, p->post.count, p->post.type, rank,
-                      p->post.tag, NULL);
-  if (ft_error() != FT_ERR_TRUNCATE)
-    p->post.active = 0;
+  int n = ftmw_recv(call, p->post.buf, p->post.count, p->post.type, rank,
+                    p->post.tag, NULL);
+  int error = ft_error();
+  if (error != FT_ERR_TRUNCATE)
+    post_done(p, error);
   return n;
 }
+
+int ft_wait(int rank) { return ftmw_wait("ft_wait", rank); }
 
 int ft_waitany(int *rank) {
   if (rank == NULL)
@@ -420,8 +442,8 @@ int ft_waitany(int *rank) {
       }
       ftmw_match_take(m);
       uv_mutex_unlock(&st.lock);
-      p->post.active = 0;
       deliver(m, p->post.buf, size, NULL);
+      post_done(p, FT_SUCCESS);
       return *rank;
     }
     for (int r = 1; r <= st.W; r++) {
@@ -429,7 +451,7 @@ int ft_waitany(int *rank) {
       int rc = p->post.active ? peer_gone_locked(p, "ft_waitany") : FT_SUCCESS;
       if (rc != FT_SUCCESS) {
         uv_mutex_unlock(&st.lock);
-        p->post.active = 0;
+        post_done(p, rc);
         *rank = r;
         return ftmw_fail(rc), -1;
       }
@@ -473,7 +495,7 @@ int ft_testany(void) {
 }
 
 int ft_restore(int rank) {
-  ftmw_peer *p = master_call_peer(rank);
+  ftmw_peer *p = ftmw_master_peer(rank);
   if (p == NULL)
     return 0;
   uv_mutex_lock(&st.lock);
@@ -484,6 +506,7 @@ int ft_restore(int rank) {
   if (!failed)
     return ftmw_fail(FT_ERR_NOT_FAILED);
   p->post.active = 0;
+  p->log.posted = NULL; /* ms_restore posts it again if it replays it */
   uint64_t t0 = uv_hrtime();
   ftmw_trace("restore_started", "\"peer\":%d,\"dropped\":%d", rank, dropped);
   int rc = ftmw_launch_restore(p);

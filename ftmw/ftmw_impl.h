@@ -22,6 +22,7 @@
 #include "config.h"
 #include "fault.h"
 #include "hosts.h"
+#include "mslog.h"
 #include "queue.h"
 #include "trace.h"
 #include "wire.h"
@@ -104,6 +105,7 @@ typedef struct ftmw_peer {
     FT_Datatype type;
     int tag;
   } post;
+  ftmw_mslog log; /* masters: the ms_* calls to this worker */
   /* I/O thread only: */
   struct ftmw_conn *conn;
   ftmw_qnode unacked; /* ftmw_op.node, oldest first */
@@ -155,6 +157,22 @@ extern FTMW_HIDDEN struct ftmw_state ftmw_st;
 /* error.c: the per-thread result of the last call. */
 FTMW_HIDDEN int ftmw_fail(int code);
 FTMW_HIDDEN void ftmw_ok(void);
+
+/* api.c: the data-path calls behind ft_* and ms_*. call names the API
+ * call for traces ("ft_send", "ms_send", "ms_restore", ...). */
+FTMW_HIDDEN int ftmw_send(const char *call, const void *buf, int count,
+                          FT_Datatype type, int dest, int tag);
+FTMW_HIDDEN int ftmw_recv(const char *call, void *buf, int count,
+                          FT_Datatype type, int source, int tag,
+                          FT_Status *status);
+FTMW_HIDDEN int ftmw_irecv(const char *call, void *buf, int count,
+                           FT_Datatype type, int source, int tag);
+FTMW_HIDDEN int ftmw_wait(const char *call, int rank);
+/* The worker a master-only call names, or NULL with the error set. */
+FTMW_HIDDEN ftmw_peer *ftmw_master_peer(int rank);
+/* Checks a buffer description; its size in bytes goes to *bytes. */
+FTMW_HIDDEN int ftmw_check_buffer(const void *buf, int count,
+                                  FT_Datatype type, size_t *bytes);
 
 /* Identity on the wire of this process and of a peer. */
 FTMW_HIDDEN uint32_t ftmw_self_pid(void);

@@ -156,6 +156,38 @@ FTMW_EXPORT int ft_waitany(int *rank);
  * on misuse. Undelivered messages of the failed incarnation are discarded. */
 FTMW_EXPORT int ft_restore(int rank);
 
+/* Message logging (master only). The same as ft_send, ft_recv and
+ * ft_irecv, and the call is also recorded in the log the master keeps for
+ * the worker, so that ms_restore can bring a restarted worker to where the
+ * dead one was. The tag names the work cycle: consecutive calls to a
+ * worker with the same tag form one cycle; a later call with that tag
+ * starts a new instance, which replaces the old one. A receive with
+ * FT_ANY_TAG is logged on its own and always replayed. Sends need a real
+ * tag. Sends are logged with a copy of their data, receives with the
+ * buffer given (which must stay valid while its cycle is the newest).
+ * docs/logging.md has the rules and an example. */
+FTMW_EXPORT int ms_send(const void *buf, int count, FT_Datatype type, int dest,
+                        int tag);
+FTMW_EXPORT int ms_recv(void *buf, int count, FT_Datatype type, int source,
+                        int tag, FT_Status *status);
+FTMW_EXPORT int ms_rcv(void *buf, int count, FT_Datatype type, int source,
+                       int tag, FT_Status *status);
+FTMW_EXPORT int ms_irecv(void *buf, int count, FT_Datatype type, int source,
+                         int tag);
+
+/* Master only. Restarts failed worker rank (as ft_restore) and replays its
+ * log: every single-call cycle and FT_ANY_TAG receive, no call of a
+ * completed cycle, and the unfinished cycle up to the call that failed
+ * (receiving into the recorded buffers). If the new worker dies during
+ * the replay, restarts it again. Returns 1 when the worker is where the
+ * dead one was, 0 when no host or spare is left (FT_ERR_NO_HOST) or on a
+ * misuse. */
+FTMW_EXPORT int ms_restore(int rank);
+
+/* Master only. Bytes the ms_* log holds for worker rank (records and data
+ * copies), 0 on a misuse. */
+FTMW_EXPORT size_t ms_log_size(int rank);
+
 /* 1 if rank is known to have failed and was not restored, else 0. */
 FTMW_EXPORT int ft_test(int rank);
 

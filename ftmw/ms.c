@@ -1,0 +1,191 @@
+/* The ms_* calls: the ft_* data path, plus the master's per-worker log
+ * (mslog.c) and its replay by ms_restore. Application thread only.
+ *
+ * A call is logged when it communicated or reported the worker's failure;
+ * a misuse (bad rank, count, type, tag, a truncated receive) leaves the log
+ * untouched, so a bad argument never costs the previous instance of a
+ * cycle. The record is allocated before the operation, so that a message
+ * that went out is never left unlogged for want of memory. */
+#include "ftmw_impl.h"
+
+#include <stdlib.h>
+
+#define st ftmw_st
+
+/* Checks what every ms_* call needs and makes its record; NULL with the
+ * error set on a misuse. For FT_ANY_SOURCE receives, rank is not checked
+ * here (the receive checks the role). */
+static ftmw_mslog_call *new_record(int kind, void *buf, int count,
+                                 FT_Datatype type, int rank, int tag) {
+  if (rank != FT_ANY_SOURCE || kind != FTMW_MSLOG_RECV) {
+    if (ftmw_master_peer(rank) == NULL)
+      return NULL;
+  } else if (!st.initialized || st.role != FTMW_ROLE_MASTER) {
+    ftmw_fail(st.initialized ? FT_ERR_ROLE : FT_ERR_NOT_INITIALIZED);
+    return NULL;
+  }
+  size_t bytes;
+  int rc = ftmw_check_buffer(buf, count, type, &bytes);
+  if (rc == FT_SUCCESS && tag < 0 && (tag != FT_ANY_TAG || kind == FTMW_MSLOG_SEND))
+    rc = FT_ERR_TAG;
+  if (rc != FT_SUCCESS) {
+    ftmw_fail(rc);
+    return NULL;
+  }
+  ftmw_mslog_call *c = ftmw_mslog_call_new(kind, tag, buf, count, type, bytes);
+  if (c == NULL)
+    ftmw_fail(FT_ERR_NOMEM);
+  return c;
+}
+
+/* Adds record c to rank's log if the operation that returned n
+ * communicated or reported the worker's failure; frees it otherwise.
+ * Leaves the operation's result (n and ft_error()) as it was. */
+static int record(ftmw_mslog_call *c, int rank, int n) {
+  int error = ft_error();
+  if (rank >= 1 && rank <= st.W &&
+      (error == FT_SUCCESS || error == FT_ERR_PEER_FAILED)) {
+    ftmw_mslog *log = &st.workers[rank].log;
+    if (error != FT_SUCCESS)
+      c->state = FTMW_MSLOG_FAILED;
+    ftmw_mslog_add(log, c);
+    if (c->kind == FTMW_MSLOG_IRECV && error == FT_SUCCESS)
+      log->posted = c;
+  } else {
+    ftmw_mslog_call_free(c);
+  }
+  return n;
+}
+
+int ms_send(const void *buf, int count, FT_Datatype type, int dest, int tag) {
+  ftmw_mslog_call *c =
+      new_record(FTMW_MSLOG_SEND, (void *)buf, count, type, dest, tag);
+  if (c == NULL)
+    return 0;
+  return record(c, dest, ftmw_send("ms_send", buf, count, type, dest, tag));
+}
+
+static int ms_recv_call(const char *call, void *buf, int count,
+                        FT_Datatype type, int source, int tag,
+                        FT_Status *status) {
+  FT_Status local;
+  if (status == NULL)
+    status = &local;
+  ftmw_mslog_call *c = new_record(FTMW_MSLOG_RECV, buf, count, type, source, tag);
+  if (c == NULL) {
+    status->source = source;
+    status->tag = tag;
+    status->count = 0;
+    status->error = ft_error();
+    return 0;
+  }
+  int n = ftmw_recv(call, buf, count, type, source, tag, status);
+  return record(c, status->source, n);
+}
+
+int ms_recv(void *buf, int count, FT_Datatype type, int source, int tag,
+            FT_Status *status) {
+  return ms_recv_call("ms_recv", buf, count, type, source, tag, status);
+}
+
+int ms_rcv(void *buf, int count, FT_Datatype type, int source, int tag,
+           FT_Status *status) {
+  return ms_recv_call("ms_rcv", buf, count, type, source, tag, status);
+}
+
+int ms_irecv(void *buf, int count, FT_Datatype type, int source, int tag) {
+  ftmw_mslog_call *c = new_record(FTMW_MSLOG_IRECV, buf, count, type, source, tag);
+  if (c == NULL)
+    return 0;
+  return record(c, source,
+                ftmw_irecv("ms_irecv", buf, count, type, source, tag));
+}
+
+/* Replays the plan into the new incarnation of worker rank. An ms_irecv is
+ * posted again, and completed before the next receive from the worker (the
+ * program waited for it before making that receive); the last one is
+ * completed at the end only if the program already waited for it, else it
+ * stays posted for the program's ft_wait/ft_waitany. The log's states
+ * change only once the whole replay succeeded: a replay cut short by
+ * another death must be planned again exactly the same. Returns
+ * FT_SUCCESS or the error of the replayed call that failed. */
+static int replay(int rank, ftmw_mslog_call **plan, int n) {
+  ftmw_mslog *log = &st.workers[rank].log;
+  ftmw_mslog_call *posted = NULL;
+  for (int i = 0; i < n; i++) {
+    ftmw_mslog_call *c = plan[i];
+    if (posted && c->kind != FTMW_MSLOG_SEND) {
+      if (ftmw_wait("ms_restore", rank), ft_error() != FT_SUCCESS)
+        return ft_error();
+      posted = NULL;
+    }
+    switch (c->kind) {
+    case FTMW_MSLOG_SEND:
+      ftmw_send("ms_restore", c->buf, c->count, c->type, rank, c->tag);
+      break;
+    case FTMW_MSLOG_RECV:
+      ftmw_recv("ms_restore", c->buf, c->count, c->type, rank, c->tag, NULL);
+      break;
+    default:
+      ftmw_irecv("ms_restore", c->buf, c->count, c->type, rank, c->tag);
+      posted = c;
+      break;
+    }
+    if (ft_error() != FT_SUCCESS)
+      return ft_error();
+  }
+  if (posted && posted->completion_tried) {
+    if (ftmw_wait("ms_restore", rank), ft_error() != FT_SUCCESS)
+      return ft_error();
+    posted = NULL;
+  }
+  for (int i = 0; i < n; i++)
+    plan[i]->state = FTMW_MSLOG_OK;
+  if (posted) {
+    posted->state = FTMW_MSLOG_PENDING;
+    log->posted = posted;
+  }
+  return FT_SUCCESS;
+}
+
+int ms_restore(int rank) {
+  ftmw_peer *p = ftmw_master_peer(rank);
+  if (p == NULL)
+    return 0;
+  for (int attempt = 1;; attempt++) {
+    if (!ft_restore(rank))
+      return 0; /* not failed, or no host or spare left: ft_restore says */
+    ftmw_mslog_call **plan = malloc(((size_t)p->log.ncalls + 1) * sizeof(*plan));
+    if (plan == NULL)
+      return ftmw_fail(FT_ERR_NOMEM);
+    int n = ftmw_mslog_plan(&p->log, plan);
+    ftmw_trace("replay_started",
+               "\"peer\":%d,\"attempt\":%d,\"calls\":%d,\"logged\":%d", rank,
+               attempt, n, p->log.ncalls);
+    uint64_t t0 = uv_hrtime();
+    int rc = replay(rank, plan, n);
+    free(plan);
+    double ms = (uv_hrtime() - t0) / 1e6;
+    if (rc == FT_SUCCESS) {
+      ftmw_trace("replay_finished", "\"peer\":%d,\"calls\":%d,\"ms\":%.3f",
+                 rank, n, ms);
+      ftmw_ok();
+      return 1;
+    }
+    ftmw_trace("replay_failed", "\"peer\":%d,\"error\":\"%s\",\"ms\":%.3f",
+               rank, ft_errname(rc), ms);
+    if (rc != FT_ERR_PEER_FAILED) {
+      ftmw_log("worker %d: replay failed: %s", rank, ft_strerror(rc));
+      return ftmw_fail(rc);
+    }
+    ftmw_log("worker %d died during replay; restoring it again", rank);
+  }
+}
+
+size_t ms_log_size(int rank) {
+  ftmw_peer *p = ftmw_master_peer(rank);
+  if (p == NULL)
+    return 0;
+  ftmw_ok();
+  return p->log.bytes;
+}

@@ -1,0 +1,156 @@
+/* The master's per-worker log of ms_* calls (see mslog.h). */
+#include "mslog.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static size_t call_size(const ftmw_mslog_call *c) {
+  return sizeof(*c) + (c->kind == FTMW_MSLOG_SEND ? c->bytes : 0);
+}
+
+void ftmw_mslog_init(ftmw_mslog *log) {
+  ftmw_q_init(&log->nodes);
+  log->cur = NULL;
+  log->posted = NULL;
+  log->ncalls = 0;
+  log->bytes = 0;
+}
+
+/* Frees n's calls, leaving n empty. */
+static void empty_node(ftmw_mslog *log, ftmw_mslog_node *n) {
+  while (!ftmw_q_empty(&n->calls)) {
+    ftmw_mslog_call *c =
+        FTMW_CONTAINER_OF(ftmw_q_head(&n->calls), ftmw_mslog_call, node);
+    ftmw_q_remove(&c->node);
+    if (c == log->posted)
+      log->posted = NULL; /* still posted, but its cycle is over */
+    log->bytes -= call_size(c);
+    log->ncalls--;
+    free(c);
+  }
+  n->ncalls = 0;
+}
+
+void ftmw_mslog_clear(ftmw_mslog *log) {
+  while (!ftmw_q_empty(&log->nodes)) {
+    ftmw_mslog_node *n =
+        FTMW_CONTAINER_OF(ftmw_q_head(&log->nodes), ftmw_mslog_node, node);
+    empty_node(log, n);
+    ftmw_q_remove(&n->node);
+    free(n);
+  }
+  ftmw_mslog_init(log);
+}
+
+ftmw_mslog_call *ftmw_mslog_call_new(int kind, int tag, void *buf, int count,
+                                 FT_Datatype type, size_t bytes) {
+  size_t copy = kind == FTMW_MSLOG_SEND ? bytes : 0;
+  ftmw_mslog_call *c = malloc(sizeof(*c) + copy);
+  ftmw_mslog_node *fresh = malloc(sizeof(*fresh));
+  if (c == NULL || fresh == NULL) {
+    free(c);
+    free(fresh);
+    return NULL;
+  }
+  c->fresh = fresh;
+  ftmw_q_init(&c->node);
+  c->kind = kind;
+  c->state = kind == FTMW_MSLOG_IRECV ? FTMW_MSLOG_PENDING : FTMW_MSLOG_OK;
+  c->completion_tried = 0;
+  c->tag = tag;
+  c->count = count;
+  c->type = type;
+  c->bytes = bytes;
+  if (copy) {
+    memcpy(c->data, buf, copy);
+    c->buf = c->data;
+  } else {
+    c->buf = kind == FTMW_MSLOG_SEND ? NULL : buf;
+  }
+  return c;
+}
+
+void ftmw_mslog_call_free(ftmw_mslog_call *c) {
+  free(c->fresh);
+  free(c);
+}
+
+static ftmw_mslog_node *find_node(ftmw_mslog *log, int tag) {
+  ftmw_qnode *q;
+  ftmw_q_foreach(q, &log->nodes) {
+    ftmw_mslog_node *n = FTMW_CONTAINER_OF(q, ftmw_mslog_node, node);
+    if (n->tag == tag)
+      return n;
+  }
+  return NULL;
+}
+
+/* The node a call with tag goes to; fresh is used if a new one is needed
+ * (and set to NULL then). */
+static ftmw_mslog_node *node_for(ftmw_mslog *log, int tag,
+                               ftmw_mslog_node **fresh) {
+  ftmw_mslog_node *n = log->cur;
+  if (n && tag != FT_ANY_TAG && n->tag == tag)
+    return n; /* the same cycle goes on */
+  if (n)
+    n->closed = 1;
+  n = tag == FT_ANY_TAG ? NULL : find_node(log, tag);
+  if (n) {
+    empty_node(log, n); /* a new instance replaces the old one in place */
+  } else {
+    n = *fresh;
+    *fresh = NULL;
+    n->tag = tag;
+    n->ncalls = 0;
+    ftmw_q_init(&n->calls);
+    ftmw_q_insert_tail(&log->nodes, &n->node);
+    log->bytes += sizeof(*n);
+  }
+  n->closed = 0;
+  return n;
+}
+
+void ftmw_mslog_add(ftmw_mslog *log, ftmw_mslog_call *c) {
+  ftmw_mslog_node *n = node_for(log, c->tag, &c->fresh);
+  free(c->fresh);
+  c->fresh = NULL;
+  ftmw_q_insert_tail(&n->calls, &c->node);
+  n->ncalls++;
+  log->ncalls++;
+  log->bytes += call_size(c);
+  log->cur = n;
+}
+
+void ftmw_mslog_posted_done(ftmw_mslog *log, int ok) {
+  ftmw_mslog_call *c = log->posted;
+  if (c == NULL)
+    return;
+  c->completion_tried = 1;
+  c->state = ok ? FTMW_MSLOG_OK : FTMW_MSLOG_FAILED;
+  log->posted = NULL;
+}
+
+int ftmw_mslog_node_replayed(const ftmw_mslog_node *n) {
+  if (n->tag == FT_ANY_TAG || n->ncalls <= 1 || !n->closed)
+    return 1;
+  const ftmw_qnode *q;
+  ftmw_q_foreach(q, &n->calls) {
+    const ftmw_mslog_call *c = FTMW_CONTAINER_OF(q, ftmw_mslog_call, node);
+    if (c->state != FTMW_MSLOG_OK)
+      return 1; /* the cycle did not complete */
+  }
+  return 0;
+}
+
+int ftmw_mslog_plan(const ftmw_mslog *log, ftmw_mslog_call **plan) {
+  int k = 0;
+  const ftmw_qnode *q, *r;
+  ftmw_q_foreach(q, &log->nodes) {
+    const ftmw_mslog_node *n = FTMW_CONTAINER_OF(q, ftmw_mslog_node, node);
+    if (!ftmw_mslog_node_replayed(n))
+      continue;
+    ftmw_q_foreach(r, &n->calls) plan[k++] =
+        FTMW_CONTAINER_OF(r, ftmw_mslog_call, node);
+  }
+  return k;
+}

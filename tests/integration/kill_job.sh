@@ -1,0 +1,40 @@
+#!/bin/sh
+# A program run with FT_FAULT=$FAULT must print the same result lines as a
+# fault-free run of a reference program, exit 0, and (from FT_TRACE) have
+# restored workers RESTORES times. FAULT "none" runs without a fault. Unless
+# CALLS is "any", the master must have reported exactly FAILURES failures,
+# each from an API call matching that extended regex. EXPECT, if set in
+# the environment, is a regex the faulted run's output must also match.
+# Usage: kill_job.sh FTMWRUN "FTMWRUN-OPTIONS" FAULT FAILURES RESTORES CALLS
+#                    RESULT-REGEX REFERENCE-PROGRAM PROGRAM [ARGS...]
+set -u
+ftmwrun=$1 opts=$2 fault=$3 want_fail=$4 want_rest=$5 calls=$6 result=$7 ref_prog=$8 prog=$9
+shift 9
+trace=$(mktemp); trap 'rm -f "$trace"' EXIT
+# shellcheck disable=SC2086
+ref=$(unset FT_FAULT; "$ftmwrun" $opts "$ref_prog" "$@" 2>/dev/null) || { echo "reference run failed"; exit 1; }
+if [ "$fault" = none ]; then unset FT_FAULT; else export FT_FAULT="$fault"; fi
+# shellcheck disable=SC2086
+out=$(FT_TRACE=$trace "$ftmwrun" $opts "$prog" "$@" 2>&1)
+rc=$?
+echo "$out" | grep -v PMIX
+want=$(echo "$ref" | grep -E "$result")
+got=$(echo "$out" | grep -E "$result")
+[ -n "$want" ] && [ "$want" = "$got" ] || { echo "FAIL: result '$got', want '$want' (from $(basename "$ref_prog"))"; exit 1; }
+if [ -n "${EXPECT:-}" ]; then
+  echo "$out" | grep -q -E "$EXPECT" || { echo "FAIL: no line matching '$EXPECT'"; exit 1; }
+fi
+[ "$rc" -eq 0 ] || { echo "FAIL: exit status $rc"; exit 1; }
+master() { grep '"role":"master"' "$trace" | grep "\"event\":\"$1\""; }
+n=$(master restore_finished | grep -c .)
+[ "$n" -eq "$want_rest" ] || { echo "FAIL: $n restores in the trace, want $want_rest"; exit 1; }
+if [ "$calls" != any ]; then
+  reported=$(master failure_reported | sed 's/.*"call":"\([a-z_]*\)".*/\1/')
+  n=$(echo "$reported" | grep -c .)
+  [ "$n" -eq "$want_fail" ] || { echo "FAIL: $n failure reports in the trace, want $want_fail"; exit 1; }
+  if echo "$reported" | grep -v -x -E "$calls" | grep -q .; then
+    echo "FAIL: failure reported by '$(echo $reported)', want calls matching '$calls'"; exit 1
+  fi
+  echo "reported by: $(echo $reported)"
+fi
+echo "PASS"

@@ -1,0 +1,205 @@
+/* The ms_* log (ftmw/mslog.c): call sequences against the replay plan
+ * SPEC section 5 prescribes, and the log's memory bound.
+ *
+ * A sequence is a string of calls to one worker, in order: S (ms_send),
+ * R (ms_recv) or I (ms_irecv), then the tag (a number, or * for
+ * FT_ANY_TAG), then the outcome: nothing for success (an I stays posted),
+ * "!" when the call reported the worker's failure, and for an I, "w" when
+ * its ft_wait completed and "f" when its ft_wait reported the failure. The
+ * plan is written as the positions of the replayed calls, from 0. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mslog.h"
+
+#define MAXCALLS 64
+
+static int values[MAXCALLS]; /* each call's data: its position */
+
+/* Logs seq into log; positions are kept in each send's copy and each
+ * receive's buffer. */
+static void play(ftmw_mslog *log, const char *seq) {
+  int pos = 0;
+  for (const char *s = seq; *s;) {
+    if (*s == ' ') {
+      s++;
+      continue;
+    }
+    int kind = *s == 'S' ? FTMW_MSLOG_SEND
+             : *s == 'R' ? FTMW_MSLOG_RECV
+             : FTMW_MSLOG_IRECV;
+    cr_assert(strchr("SRI", *s), "bad token in '%s'", seq);
+    s++;
+    int tag = FT_ANY_TAG;
+    if (*s == '*')
+      s++;
+    else
+      tag = (int)strtol(s, (char **)&s, 10);
+    cr_assert_lt(pos, MAXCALLS);
+    values[pos] = pos;
+    ftmw_mslog_call *c =
+        ftmw_mslog_call_new(kind, tag, &values[pos], 1, FT_INT, sizeof(int));
+    cr_assert_not_null(c);
+    if (*s == '!') {
+      c->state = FTMW_MSLOG_FAILED;
+      s++;
+    }
+    ftmw_mslog_add(log, c);
+    if (kind == FTMW_MSLOG_IRECV && c->state != FTMW_MSLOG_FAILED) {
+      log->posted = c;
+      if (*s == 'w' || *s == 'f')
+        ftmw_mslog_posted_done(log, *s++ == 'w');
+    }
+    pos++;
+  }
+}
+
+/* The plan of log, as positions separated by spaces. */
+static void plan_str(const ftmw_mslog *log, char *out, size_t size) {
+  ftmw_mslog_call *plan[MAXCALLS];
+  int n = ftmw_mslog_plan(log, plan);
+  out[0] = '\0';
+  for (int i = 0; i < n; i++) {
+    const int *v = plan[i]->buf;
+    size_t len = strlen(out);
+    snprintf(out + len, size - len, "%s%d", i ? " " : "", *v);
+  }
+}
+
+static const struct {
+  const char *name, *seq, *plan;
+} cases[] = {
+    /* Figure 4.6: a (tag 1) alone, then the cycle b, c (tag 2). */
+    {"first iteration, failure at b", "S1 S2!", "0 1"},
+    {"first iteration, failure at c", "S1 S2 R2!", "0 1 2"},
+    {"last cycle not closed yet (failure found by ft_testany)", "S1 S2 R2",
+     "0 1 2"},
+    {"completed cycle skipped, a replayed", "S1 S2 R2 S1!", "3"},
+    {"new instance replaces the old in place", "S1 S2 R2 S1 S2!", "3 4"},
+    {"failure at c of a later iteration", "S1 S2 R2 S1 S2 R2 S1 S2 R2!",
+     "6 7 8"},
+    {"unchecked failure, then the next call", "S1 S2 R2 S1! S2!", "3 4"},
+    /* A failure at each position of a three-call cycle. */
+    {"3-cycle, position 0", "S5 S7 S7 R7 S5 S7!", "4 5"},
+    {"3-cycle, position 1", "S5 S7 S7 R7 S5 S7 S7!", "4 5 6"},
+    {"3-cycle, position 2", "S5 S7 S7 R7 S5 S7 S7 R7!", "4 5 6 7"},
+    {"3-cycle, between cycles", "S5 S7 S7 R7 S5!", "4"},
+    /* Single-call nodes are replayed even when complete, in their place:
+     * the reason a task's send and its result's receive share a tag. */
+    {"single-call receive replayed", "S1 R2 S1 R2 S1!", "4 3"},
+    /* FT_ANY_TAG: a node of its own, never replaced, always replayed. */
+    {"any-tag receives kept", "S1 R* S2 R2 R* S2 R2!", "0 1 5 6 4"},
+    {"consecutive any-tag receives", "R* R* R*!", "0 1 2"},
+    {"any-tag receive inside a cycle splits it", "S2 R* R2 S3!", "2 1 3"},
+    /* Failed calls in nodes that are no longer current. */
+    {"single-call nodes keep their place", "S1 S2! S3 S1!", "3 1 2"},
+    {"failed cycle stays incomplete", "S1 S2 R2! S3 S1!", "4 1 2 3"},
+    /* ms_irecv: posted, completed, failed at its wait. */
+    {"posted irecv completed", "S2 I2w S3!", "2"},
+    {"posted irecv failed at wait", "S2 I2f", "0 1"},
+    {"posted irecv still pending", "S2 I2 S3!", "0 1 2"},
+    {"irecv failed when posted", "S2 I2!", "0 1"},
+};
+
+Test(mslog, replay_plans, .timeout = 5) {
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    ftmw_mslog log;
+    ftmw_mslog_init(&log);
+    play(&log, cases[i].seq);
+    char got[256];
+    plan_str(&log, got, sizeof(got));
+    cr_expect_str_eq(got, cases[i].plan, "%s: '%s' replays '%s', want '%s'",
+                     cases[i].name, cases[i].seq, got, cases[i].plan);
+    ftmw_mslog_clear(&log);
+    cr_expect_eq(log.bytes, 0);
+    cr_expect_eq(log.ncalls, 0);
+  }
+}
+
+Test(mslog, sends_keep_a_copy_receives_the_buffer, .timeout = 5) {
+  ftmw_mslog log;
+  ftmw_mslog_init(&log);
+  double x[3] = {1, 2, 3}, y[3];
+  ftmw_mslog_call *s = ftmw_mslog_call_new(FTMW_MSLOG_SEND, 4, x, 3, FT_DOUBLE,
+                                           sizeof(x));
+  ftmw_mslog_call *r = ftmw_mslog_call_new(FTMW_MSLOG_RECV, 4, y, 3, FT_DOUBLE,
+                                           sizeof(y));
+  ftmw_mslog_add(&log, s);
+  ftmw_mslog_add(&log, r);
+  x[0] = 99;
+  cr_assert_eq(((double *)s->buf)[0], 1.0);
+  cr_assert(s->buf != (void *)x);
+  cr_assert(r->buf == (void *)y);
+  cr_assert_eq(log.bytes, 2 * sizeof(ftmw_mslog_call) + sizeof(x) +
+                              sizeof(ftmw_mslog_node));
+  ftmw_mslog_clear(&log);
+}
+
+/* Figure 4.6's loop, N times, with a payload of 1000 doubles for b: the
+ * log holds one instance of each cycle whatever N is. */
+static size_t fig46_bytes(int iterations) {
+  static double b[1000], c;
+  ftmw_mslog log;
+  ftmw_mslog_init(&log);
+  int a = 0;
+  for (int i = 0; i < iterations; i++) {
+    ftmw_mslog_add(&log, ftmw_mslog_call_new(FTMW_MSLOG_SEND, 1, &a, 1,
+                                             FT_INT, sizeof(a)));
+    ftmw_mslog_add(&log, ftmw_mslog_call_new(FTMW_MSLOG_SEND, 2, b, 1000,
+                                             FT_DOUBLE, sizeof(b)));
+    ftmw_mslog_add(&log, ftmw_mslog_call_new(FTMW_MSLOG_RECV, 2, &c, 1,
+                                             FT_DOUBLE, sizeof(c)));
+  }
+  size_t bytes = log.bytes;
+  cr_assert_eq(log.ncalls, iterations ? 3 : 0);
+  ftmw_mslog_clear(&log);
+  return bytes;
+}
+
+Test(mslog, memory_bounded_by_newest_instances, .timeout = 10) {
+  size_t one = fig46_bytes(1);
+  cr_assert_eq(fig46_bytes(10), one);
+  cr_assert_eq(fig46_bytes(100000), one);
+  cr_assert_eq(one, 3 * sizeof(ftmw_mslog_call) + sizeof(int) +
+                        1000 * sizeof(double) + 2 * sizeof(ftmw_mslog_node));
+}
+
+Test(mslog, any_tag_entries_accumulate, .timeout = 5) {
+  ftmw_mslog log;
+  ftmw_mslog_init(&log);
+  int v;
+  for (int i = 0; i < 50; i++)
+    ftmw_mslog_add(&log, ftmw_mslog_call_new(FTMW_MSLOG_RECV, FT_ANY_TAG, &v,
+                                             1, FT_INT, sizeof(v)));
+  cr_assert_eq(log.ncalls, 50);
+  cr_assert_eq(log.bytes,
+               50 * (sizeof(ftmw_mslog_call) + sizeof(ftmw_mslog_node)));
+  ftmw_mslog_clear(&log);
+}
+
+Test(mslog, replaced_posted_irecv_is_forgotten, .timeout = 5) {
+  ftmw_mslog log;
+  ftmw_mslog_init(&log);
+  int v;
+  ftmw_mslog_call *i =
+      ftmw_mslog_call_new(FTMW_MSLOG_IRECV, 2, &v, 1, FT_INT, sizeof(v));
+  ftmw_mslog_add(&log, i);
+  log.posted = i;
+  ftmw_mslog_add(&log, ftmw_mslog_call_new(FTMW_MSLOG_SEND, 3, &v, 1, FT_INT,
+                                           sizeof(v)));
+  ftmw_mslog_add(&log, ftmw_mslog_call_new(FTMW_MSLOG_SEND, 2, &v, 1, FT_INT,
+                                           sizeof(v)));
+  cr_assert_null(log.posted); /* its record was freed with its instance */
+  ftmw_mslog_posted_done(&log, 1); /* the wait then touches nothing */
+  ftmw_mslog_clear(&log);
+}
+
+Test(mslog, record_not_added_is_freed, .timeout = 5) {
+  int v = 0;
+  ftmw_mslog_call *c =
+      ftmw_mslog_call_new(FTMW_MSLOG_SEND, 1, &v, 1, FT_INT, sizeof(v));
+  cr_assert_not_null(c);
+  ftmw_mslog_call_free(c); /* ASAN's leak check proves the node went too */
+}
