@@ -1,5 +1,5 @@
 /* Job-level checks of the ft_* API, run through ftmwrun by ctest.
- * Usage: job_api MODE   (api | big | hang | rogue | deadfin | orphan)
+ * Usage: job_api MODE   (api | ms | big | hang | rogue | deadfin | orphan)
  * Exits 0 when every check of the mode passed; prints what failed. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -98,6 +98,102 @@ static void api_worker(int rank) {
   CHECK(ft_send(two, 2, FT_INT, 0, 4) == 2, "reply");
   if (rank == 1)
     CHECK(ft_send(NULL, 0, FT_INT, 0, 9) == 0 && ft_error() == FT_SUCCESS, "zero send");
+}
+
+static double sum(const double *v, int n);
+
+/* --- ms: the ms_* calls' misuse codes, what they log, and the log's size */
+
+#define MS_B 1000 /* doubles in b, figure 4.6's tag-2 send */
+
+/* One iteration of figure 4.6's loop with worker w: a (tag 1), then the
+ * cycle b, c (tag 2); c is the sum of b. */
+static void ms_iteration(int w, int k) {
+  static double b[MS_B];
+  double c = -1;
+  FT_Status st;
+  for (int i = 0; i < MS_B; i++)
+    b[i] = k + i;
+  CHECK(ms_send(&k, 1, FT_INT, w, 1) == 1, "ms_send a: %s", ft_errname(ft_error()));
+  CHECK(ms_send(b, MS_B, FT_DOUBLE, w, 2) == MS_B, "ms_send b: %s", ft_errname(ft_error()));
+  CHECK(ms_rcv(&c, 1, FT_DOUBLE, w, 2, &st) == 1 && c == MS_B * (k + (MS_B - 1) / 2.0),
+        "ms_rcv c = %g: %s", c, ft_errname(ft_error()));
+}
+
+static void ms_master(int W) {
+  int x = 1, two[2];
+  FT_Status st;
+  expect_err(ms_send(&x, 1, FT_INT, 0, 1), 0, FT_ERR_RANK, "ms_send to rank 0");
+  expect_err(ms_send(&x, 1, FT_INT, W + 1, 1), 0, FT_ERR_RANK, "ms_send to W+1");
+  expect_err(ms_send(&x, 1, FT_INT, 1, FT_ANY_TAG), 0, FT_ERR_TAG, "ms_send FT_ANY_TAG");
+  expect_err(ms_send(&x, -1, FT_INT, 1, 1), 0, FT_ERR_COUNT, "ms_send count -1");
+  expect_err(ms_send(NULL, 1, FT_INT, 1, 1), 0, FT_ERR_BUFFER, "ms_send NULL");
+  expect_err(ms_irecv(&x, 1, (FT_Datatype)0, 1, 1), 0, FT_ERR_TYPE, "ms_irecv type 0");
+  expect_err(ms_recv(&x, 1, FT_INT, 1, -3, &st), 0, FT_ERR_TAG, "ms_recv tag -3");
+  expect_err(ms_restore(1), 0, FT_ERR_NOT_FAILED, "ms_restore of a live worker");
+  expect_err(ms_restore(0), 0, FT_ERR_RANK, "ms_restore(0)");
+  expect_err((int)ms_log_size(W + 1), 0, FT_ERR_RANK, "ms_log_size(W+1)");
+  CHECK(ms_log_size(1) == 0 && ft_error() == FT_SUCCESS, "empty log");
+
+  /* The log holds the newest instance of each cycle: the same size after
+   * 10 iterations as after 1000. A misuse between two calls of a cycle
+   * changes nothing (a bad call with tag 1 would otherwise replace a). */
+  ms_iteration(1, 1);
+  size_t one = ms_log_size(1);
+  expect_err(ms_send(&x, -1, FT_INT, 1, 1), 0, FT_ERR_COUNT, "bad call with tag 1");
+  CHECK(ms_log_size(1) == one, "a misuse changed the log: %zu, was %zu", ms_log_size(1), one);
+  for (int k = 2; k <= 10; k++)
+    ms_iteration(1, k);
+  size_t ten = ms_log_size(1);
+  for (int k = 11; k <= 1000; k++)
+    ms_iteration(1, k);
+  size_t thousand = ms_log_size(1);
+  CHECK(one == ten && ten == thousand, "log size %zu, %zu, %zu after 1, 10, 1000 iterations",
+        one, ten, thousand);
+  CHECK(one >= MS_B * sizeof(double), "the log holds b's copy (%zu bytes)", one);
+  printf("ms log: worker 1 holds %zu bytes after 1, 10 and 1000 iterations (b is %zu bytes)\n",
+         thousand, MS_B * sizeof(double));
+
+  /* FT_ANY_SOURCE receives are logged with the worker that answered, and
+   * a truncated receive is not logged at all. */
+  size_t before = ms_log_size(2);
+  CHECK(ms_send(&x, 1, FT_INT, 2, 7) == 1, "ms_send to 2");
+  size_t after_send = ms_log_size(2);
+  CHECK(after_send > before, "ms_send logged");
+  CHECK(ms_recv(two, 1, FT_INT, FT_ANY_SOURCE, 7, &st) == 0 && ft_error() == FT_ERR_TRUNCATE,
+        "truncated ms_recv: %s", ft_errname(ft_error()));
+  CHECK(ms_log_size(2) == after_send, "a truncated receive was logged");
+  CHECK(ms_recv(two, 2, FT_INT, FT_ANY_SOURCE, 7, &st) == 2 && st.source == 2 && two[1] == 20,
+        "ms_recv ANY_SOURCE: %s from %d", ft_errname(ft_error()), st.source);
+  CHECK(ms_log_size(2) > after_send, "ANY_SOURCE receive logged for worker 2");
+  /* ms_irecv, completed by ft_waitany. */
+  CHECK(ms_send(&x, 1, FT_INT, 2, 8) == 1 && ms_irecv(two, 2, FT_INT, 2, 8) == 1, "ms_irecv");
+  int r;
+  CHECK(ft_waitany(&r) == 2 && two[1] == 20, "waitany after ms_irecv: %d", r);
+}
+
+/* Answers tag 2 with the sum of the doubles, tag 7 and 8 with {rank,
+ * rank*10}; ignores tag 1. Stops when the master finishes. */
+static void ms_worker(int rank) {
+  static double b[MS_B];
+  FT_Status st;
+  int x;
+  expect_err(ms_send(&x, 1, FT_INT, 0, 1), 0, FT_ERR_ROLE, "worker ms_send");
+  expect_err(ms_recv(&x, 1, FT_INT, 0, 1, &st), 0, FT_ERR_ROLE, "worker ms_recv");
+  expect_err(ms_restore(1), 0, FT_ERR_ROLE, "worker ms_restore");
+  expect_err((int)ms_log_size(1), 0, FT_ERR_ROLE, "worker ms_log_size");
+  for (;;) {
+    int n = ft_recv(b, MS_B, FT_DOUBLE, 0, FT_ANY_TAG, &st);
+    if (n == 0 && ft_error() != FT_SUCCESS)
+      return;
+    if (st.tag == 2) {
+      double c = sum(b, MS_B);
+      ft_send(&c, 1, FT_DOUBLE, 0, 2);
+    } else if (st.tag == 7 || st.tag == 8) {
+      int two[2] = {rank, rank * 10};
+      ft_send(two, 2, FT_INT, 0, st.tag);
+    }
+  }
 }
 
 /* --- big: 64 MiB each way -------------------------------------------------- */
@@ -267,6 +363,8 @@ int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "api";
   if (strcmp(mode, "api") == 0)
     rank == 0 ? api_master(W) : api_worker(rank);
+  else if (strcmp(mode, "ms") == 0)
+    rank == 0 ? ms_master(W) : ms_worker(rank);
   else if (strcmp(mode, "big") == 0)
     big(rank);
   else if (strcmp(mode, "hang") == 0)
