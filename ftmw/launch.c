@@ -414,7 +414,8 @@ int ftmw_launch_init(int *argc, char ***argv) {
   if (rc < 0)
     return -1;
   ftmw_trace_open(st.cfg.trace);
-  ftmw_fault_arm(st.cfg.fault, st.role == FTMW_ROLE_MASTER, st.id, st.epoch);
+  if (st.role != FTMW_ROLE_SPARE) /* a spare is armed when it becomes a worker */
+    ftmw_fault_arm(st.cfg.fault, st.role == FTMW_ROLE_MASTER, st.id, st.epoch);
   st.restored = rc == 0;
   if (st.role == FTMW_ROLE_MASTER) {
     register_status_file();

@@ -301,6 +301,8 @@ static int on_hello(ftmw_conn *c, const uint8_t *payload) {
 }
 
 static void on_activate(ftmw_conn *c, const ftmw_hdr *h) {
+  /* Armed for the worker it becomes before the application can run on. */
+  ftmw_fault_arm(st.cfg.fault, 0, h->tag, (uint32_t)h->seq);
   uv_mutex_lock(&st.lock);
   st.role = FTMW_ROLE_WORKER;
   st.id = h->tag;
@@ -308,7 +310,6 @@ static void on_activate(ftmw_conn *c, const ftmw_hdr *h) {
   st.activated = 1;
   uv_cond_broadcast(&st.cond);
   uv_mutex_unlock(&st.lock);
-  ftmw_fault_arm(st.cfg.fault, 0, st.id, st.epoch);
   send_ctrl(c, FTMW_FRAME_ACTIVATED, c->peer->pid_wire, 0, 0, 0, NULL, 0);
   ftmw_trace("activated", NULL);
 }

@@ -177,7 +177,7 @@ static void ms_master(int W) {
 static void ms_worker(int rank) {
   static double b[MS_B];
   FT_Status st;
-  int x;
+  int x = 0;
   expect_err(ms_send(&x, 1, FT_INT, 0, 1), 0, FT_ERR_ROLE, "worker ms_send");
   expect_err(ms_recv(&x, 1, FT_INT, 0, 1, &st), 0, FT_ERR_ROLE, "worker ms_recv");
   expect_err(ms_restore(1), 0, FT_ERR_ROLE, "worker ms_restore");
