@@ -2,7 +2,8 @@
 # Runs the core benchmarks side by side in one run and prints ratios:
 #   ft_send/ft_recv ping-pong against a raw TCP ping-pong, per message size;
 #   kill -9 to failure reported; restore by respawn against a bare
-#   MPI_Comm_spawn (Open MPI only); restore from a spare.
+#   MPI_Comm_spawn (Open MPI only); restore from a spare; the ms_* log size
+#   after N iterations (bench/mslog_size.c).
 # Usage: bench/run-core.sh BUILD_DIR [--quick]
 # Timings never make it fail; it fails only if a program fails.
 set -eu
@@ -31,3 +32,7 @@ failover() { # label ftmwrun-options...
 }
 [ "$mpi" = openmpi ] && failover spawn -w 1
 failover static -w 1 -s $k
+echo "## ms_* log: bytes held for one worker after N iterations (pattern payload N bytes)"
+"$build/ftmwrun" -w 5 "$b/mslog_size" $quick > "$out/mslog" 2> "$out/mslog.err" ||
+  { grep -v PMIX "$out/mslog.err" >&2; echo "run-core: mslog_size failed" >&2; exit 1; }
+cat "$out/mslog"
