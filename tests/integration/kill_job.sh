@@ -10,14 +10,24 @@
 set -u
 ftmwrun=$1 opts=$2 fault=$3 want_fail=$4 want_rest=$5 calls=$6 result=$7 ref_prog=$8 prog=$9
 shift 9
-trace=$(mktemp); trap 'rm -f "$trace"' EXIT
-# shellcheck disable=SC2086
-ref=$(unset FT_FAULT; "$ftmwrun" $opts "$ref_prog" "$@" 2>/dev/null) || { echo "reference run failed"; exit 1; }
-if [ "$fault" = none ]; then unset FT_FAULT; else export FT_FAULT="$fault"; fi
-# shellcheck disable=SC2086
-out=$(FT_TRACE=$trace "$ftmwrun" $opts "$prog" "$@" 2>&1)
-rc=$?
-echo "$out" | grep -v PMIX
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+trace=$tmp/trace
+# Each run's output is shown as it comes, so that a run that hangs until
+# run_job.sh's limit still shows how far it got.
+run() { # LABEL PROGRAM ARGS...: runs it with $opts, sets $out and $rc
+  label=$1 program=$2; shift 2
+  echo "== $label: $(basename "$program")"
+  # shellcheck disable=SC2086
+  { "$ftmwrun" $opts "$program" "$@" 2>&1; echo $? > "$tmp/rc"; } | tee "$tmp/out" | grep -v PMIX
+  out=$(cat "$tmp/out") rc=$(cat "$tmp/rc")
+}
+unset FT_FAULT FT_TRACE
+run reference "$ref_prog" "$@"
+[ "$rc" -eq 0 ] || { echo "FAIL: the reference run failed"; exit 1; }
+ref=$out
+[ "$fault" = none ] || export FT_FAULT="$fault"
+export FT_TRACE="$trace"
+run "FT_FAULT=$fault" "$prog" "$@"
 want=$(echo "$ref" | grep -E "$result")
 got=$(echo "$out" | grep -E "$result")
 [ -n "$want" ] && [ "$want" = "$got" ] || { echo "FAIL: result '$got', want '$want' (from $(basename "$ref_prog"))"; exit 1; }
