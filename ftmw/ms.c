@@ -8,7 +8,6 @@
  * that went out is never left unlogged for want of memory. */
 #include "ftmw_impl.h"
 
-#include <stdlib.h>
 
 #define st ftmw_st
 
@@ -101,51 +100,24 @@ int ms_irecv(void *buf, int count, FT_Datatype type, int source, int tag) {
                 ftmw_irecv("ms_irecv", buf, count, type, source, tag));
 }
 
-/* Replays the plan into the new incarnation of worker rank. An ms_irecv is
- * posted again, and completed before the next receive from the worker (the
- * program waited for it before making that receive); the last one is
- * completed at the end only if the program already waited for it, else it
- * stays posted for the program's ft_wait/ft_waitany. The log's states
- * change only once the whole replay succeeded: a replay cut short by
- * another death must be planned again exactly the same. Returns
- * FT_SUCCESS or the error of the replayed call that failed. */
-static int replay(int rank, ftmw_mslog_call **plan, int n) {
-  ftmw_mslog *log = &st.workers[rank].log;
-  ftmw_mslog_call *posted = NULL;
-  for (int i = 0; i < n; i++) {
-    ftmw_mslog_call *c = plan[i];
-    if (posted && c->kind != FTMW_MSLOG_SEND) {
-      if (ftmw_wait("ms_restore", rank), ft_error() != FT_SUCCESS)
-        return ft_error();
-      posted = NULL;
-    }
-    switch (c->kind) {
-    case FTMW_MSLOG_SEND:
-      ftmw_send("ms_restore", c->buf, c->count, c->type, rank, c->tag);
-      break;
-    case FTMW_MSLOG_RECV:
-      ftmw_recv("ms_restore", c->buf, c->count, c->type, rank, c->tag, NULL);
-      break;
-    default:
-      ftmw_irecv("ms_restore", c->buf, c->count, c->type, rank, c->tag);
-      posted = c;
-      break;
-    }
-    if (ft_error() != FT_SUCCESS)
-      return ft_error();
+/* One replayed operation against the new incarnation of worker *rank. */
+static int replay_op(void *ctx, int kind, ftmw_mslog_call *c) {
+  int rank = *(int *)ctx;
+  switch (kind) {
+  case FTMW_MSLOG_SEND:
+    ftmw_send("ms_restore", c->buf, c->count, c->type, rank, c->tag);
+    break;
+  case FTMW_MSLOG_RECV:
+    ftmw_recv("ms_restore", c->buf, c->count, c->type, rank, c->tag, NULL);
+    break;
+  case FTMW_MSLOG_IRECV:
+    ftmw_irecv("ms_restore", c->buf, c->count, c->type, rank, c->tag);
+    break;
+  default:
+    ftmw_wait("ms_restore", rank);
+    break;
   }
-  if (posted && posted->completion_tried) {
-    if (ftmw_wait("ms_restore", rank), ft_error() != FT_SUCCESS)
-      return ft_error();
-    posted = NULL;
-  }
-  for (int i = 0; i < n; i++)
-    plan[i]->state = FTMW_MSLOG_OK;
-  if (posted) {
-    posted->state = FTMW_MSLOG_PENDING;
-    log->posted = posted;
-  }
-  return FT_SUCCESS;
+  return ft_error();
 }
 
 int ms_restore(int rank) {
@@ -155,16 +127,11 @@ int ms_restore(int rank) {
   for (int attempt = 1;; attempt++) {
     if (!ft_restore(rank))
       return 0; /* not failed, or no host or spare left: ft_restore says */
-    ftmw_mslog_call **plan = malloc(((size_t)p->log.ncalls + 1) * sizeof(*plan));
-    if (plan == NULL)
-      return ftmw_fail(FT_ERR_NOMEM);
-    int n = ftmw_mslog_plan(&p->log, plan);
-    ftmw_trace("replay_started",
-               "\"peer\":%d,\"attempt\":%d,\"calls\":%d,\"logged\":%d", rank,
-               attempt, n, p->log.ncalls);
+    ftmw_trace("replay_started", "\"peer\":%d,\"attempt\":%d,\"logged\":%d",
+               rank, attempt, p->log.ncalls);
     uint64_t t0 = uv_hrtime();
-    int rc = replay(rank, plan, n);
-    free(plan);
+    int n;
+    int rc = ftmw_mslog_replay(&p->log, replay_op, &rank, &n);
     double ms = (uv_hrtime() - t0) / 1e6;
     if (rc == FT_SUCCESS) {
       ftmw_trace("replay_finished", "\"peer\":%d,\"calls\":%d,\"ms\":%.3f",

@@ -154,3 +154,49 @@ int ftmw_mslog_plan(const ftmw_mslog *log, ftmw_mslog_call **plan) {
   }
   return k;
 }
+
+/* Runs plan[0..n-1]; sets *posted to the irecv left posted, if any. */
+static int run_plan(ftmw_mslog_call **plan, int n, ftmw_mslog_op op, void *ctx,
+                    ftmw_mslog_call **posted) {
+  *posted = NULL;
+  for (int i = 0; i < n; i++) {
+    ftmw_mslog_call *c = plan[i];
+    int rc;
+    if (*posted && c->kind != FTMW_MSLOG_SEND) {
+      if ((rc = op(ctx, FTMW_MSLOG_WAIT, NULL)) != FT_SUCCESS)
+        return rc;
+      *posted = NULL;
+    }
+    if ((rc = op(ctx, c->kind, c)) != FT_SUCCESS)
+      return rc;
+    if (c->kind == FTMW_MSLOG_IRECV)
+      *posted = c;
+  }
+  if (*posted && (*posted)->completion_tried) {
+    int rc = op(ctx, FTMW_MSLOG_WAIT, NULL);
+    if (rc != FT_SUCCESS)
+      return rc;
+    *posted = NULL;
+  }
+  return FT_SUCCESS;
+}
+
+int ftmw_mslog_replay(ftmw_mslog *log, ftmw_mslog_op op, void *ctx, int *n) {
+  ftmw_mslog_call **plan = malloc(((size_t)log->ncalls + 1) * sizeof(*plan));
+  *n = 0;
+  if (plan == NULL)
+    return FT_ERR_NOMEM;
+  *n = ftmw_mslog_plan(log, plan);
+  ftmw_mslog_call *posted;
+  int rc = run_plan(plan, *n, op, ctx, &posted);
+  if (rc == FT_SUCCESS) {
+    for (int i = 0; i < *n; i++)
+      plan[i]->state = FTMW_MSLOG_OK;
+    if (posted) {
+      posted->state = FTMW_MSLOG_PENDING;
+      log->posted = posted;
+    }
+  }
+  free(plan);
+  return rc;
+}

@@ -24,7 +24,12 @@
 
 #include <stddef.h>
 
-enum ftmw_mslog_kind { FTMW_MSLOG_SEND = 1, FTMW_MSLOG_RECV, FTMW_MSLOG_IRECV };
+enum ftmw_mslog_kind {
+  FTMW_MSLOG_SEND = 1,
+  FTMW_MSLOG_RECV,
+  FTMW_MSLOG_IRECV,
+  FTMW_MSLOG_WAIT /* replay only: complete the irecv posted by the replay */
+};
 
 enum ftmw_mslog_state {
   FTMW_MSLOG_OK = 0,  /* the call succeeded */
@@ -95,5 +100,20 @@ int ftmw_mslog_node_replayed(const ftmw_mslog_node *n);
 /* Fills plan[0..] with the calls to replay, in order; returns how many.
  * plan must have room for log->ncalls entries. */
 int ftmw_mslog_plan(const ftmw_mslog *log, ftmw_mslog_call **plan);
+
+/* Performs one replayed operation (a kind above, on call c; c is NULL for
+ * FTMW_MSLOG_WAIT) against the new worker; returns an FT_Error. */
+typedef int (*ftmw_mslog_op)(void *ctx, int kind, ftmw_mslog_call *c);
+
+/* Replays the plan through op. An ms_irecv is posted again, and completed
+ * (FTMW_MSLOG_WAIT) before the next receive from the worker, as the
+ * program waited for it before making that receive; the last one is
+ * completed at the end only if the program had already waited for it,
+ * else it stays posted (log->posted) for the program's own wait. The
+ * log's states change only when the whole replay succeeded, so a replay
+ * cut short by another death is planned again exactly the same. Returns
+ * FT_SUCCESS or the first failing operation's error (FT_ERR_NOMEM if the
+ * plan cannot be allocated); *n is set to the number of calls planned. */
+int ftmw_mslog_replay(ftmw_mslog *log, ftmw_mslog_op op, void *ctx, int *n);
 
 #endif

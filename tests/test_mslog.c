@@ -203,3 +203,100 @@ Test(mslog, record_not_added_is_freed, .timeout = 5) {
   cr_assert_not_null(c);
   ftmw_mslog_call_free(c); /* ASAN's leak check proves the node went too */
 }
+
+/* --- replay: the operations performed, through a fake worker ------------ */
+
+typedef struct {
+  char ops[256]; /* "S0 R2 I3 W": kind letter and call position */
+  int fail_at;   /* the operation (from 1) that reports the death; 0: none */
+  int done;
+} fake_worker;
+
+static int fake_op(void *ctx, int kind, ftmw_mslog_call *c) {
+  fake_worker *f = ctx;
+  if (++f->done == f->fail_at)
+    return FT_ERR_PEER_FAILED;
+  size_t len = strlen(f->ops);
+  if (kind == FTMW_MSLOG_WAIT)
+    snprintf(f->ops + len, sizeof(f->ops) - len, "%sW", len ? " " : "");
+  else
+    snprintf(f->ops + len, sizeof(f->ops) - len, "%s%c%d", len ? " " : "",
+             "?SRI"[kind], *(int *)c->buf);
+  return FT_SUCCESS;
+}
+
+/* Replays seq's log with the worker dying at operation fail_at (0: never);
+ * returns the operations done in the replay that succeeded. */
+static void replay_str(const char *seq, int fail_at, char *ops, size_t size,
+                       ftmw_mslog *log) {
+  ftmw_mslog_init(log);
+  play(log, seq);
+  int n;
+  fake_worker f = {.fail_at = fail_at};
+  if (fail_at) {
+    cr_assert_eq(ftmw_mslog_replay(log, fake_op, &f, &n), FT_ERR_PEER_FAILED);
+    f = (fake_worker){0}; /* the next incarnation lives */
+  }
+  cr_assert_eq(ftmw_mslog_replay(log, fake_op, &f, &n), FT_SUCCESS);
+  snprintf(ops, size, "%s", f.ops);
+}
+
+static const struct {
+  const char *name, *seq, *ops;
+} replays[] = {
+    {"figure 4.6, failure at c", "S1 S2 R2 S1 S2 R2!", "S3 S4 R5"},
+    {"posted irecv waited for by the program: completed",
+     "S2 I2f", "S0 I1 W"},
+    {"posted irecv not waited for yet: left posted", "S2 I2 S3!", "S0 I1 S2"},
+    {"irecv failed when posted: posted again", "S2 I2!", "S0 I1"},
+    {"irecv completed before the next receive", "S2 I2w S2 R2 S3 S2 I2w R2!",
+     "S5 I6 W R7 S4"}, /* S4: a single-call node, always replayed */
+    {"sends pass a posted irecv", "S1 I1w S1 I1f", "S0 I1 S2 W I3 W"},
+};
+
+Test(mslog, replay_operations, .timeout = 5) {
+  for (size_t i = 0; i < sizeof(replays) / sizeof(replays[0]); i++) {
+    ftmw_mslog log;
+    char ops[256];
+    replay_str(replays[i].seq, 0, ops, sizeof(ops), &log);
+    cr_expect_str_eq(ops, replays[i].ops, "%s: '%s' replays '%s', want '%s'",
+                     replays[i].name, replays[i].seq, ops, replays[i].ops);
+    ftmw_mslog_clear(&log);
+  }
+}
+
+/* A second death at any operation of the replay: the next replay does
+ * exactly what the first should have, and afterwards the log counts the
+ * replayed cycle as done (a later failure does not replay it again). */
+Test(mslog, death_during_replay_replays_the_same, .timeout = 5) {
+  /* The program went on after the failure in cycle 2 and failed again in
+   * cycle 3 before restoring: both cycles are replayed. */
+  const char *seq = "S1 S2 S2 R2! S3 S3!";
+  const char *want = "S0 S1 S2 R3 S4 S5";
+  for (int k = 1; k <= 6; k++) {
+    ftmw_mslog log;
+    char ops[256];
+    replay_str(seq, k, ops, sizeof(ops), &log);
+    cr_expect_str_eq(ops, want, "death at replayed operation %d: '%s'", k, ops);
+    /* The cycles are now complete once another tag follows. */
+    ftmw_mslog_call *c =
+        ftmw_mslog_call_new(FTMW_MSLOG_SEND, 1, &values[0], 1, FT_INT, sizeof(int));
+    c->state = FTMW_MSLOG_FAILED;
+    ftmw_mslog_add(&log, c);
+    char got[64];
+    plan_str(&log, got, sizeof(got));
+    cr_expect_str_eq(got, "0", "after the replay: '%s'", got);
+    ftmw_mslog_clear(&log);
+  }
+}
+
+Test(mslog, irecv_left_posted_is_pending_again, .timeout = 5) {
+  ftmw_mslog log;
+  char ops[256];
+  replay_str("S2 I2!", 0, ops, sizeof(ops), &log);
+  cr_assert_not_null(log.posted);
+  cr_assert_eq(log.posted->state, FTMW_MSLOG_PENDING);
+  ftmw_mslog_posted_done(&log, 1); /* the program's ft_wait completes it */
+  cr_assert_null(log.posted);
+  ftmw_mslog_clear(&log);
+}
