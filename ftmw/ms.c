@@ -8,7 +8,6 @@
  * that went out is never left unlogged for want of memory. */
 #include "ftmw_impl.h"
 
-
 #define st ftmw_st
 
 /* Checks what every ms_* call needs and makes its record; NULL with the
