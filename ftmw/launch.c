@@ -2,8 +2,10 @@
 
 #include "ftmw_impl.h"
 
+#include <errno.h>
 #include <mpi.h>
 #include <netdb.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -440,8 +442,34 @@ int ftmw_launch_init(int *argc, char ***argv) {
 
 /* --- restore --------------------------------------------------------------- */
 
+/* Open MPI 4.1's mpirun can lose a new child's PMIx_Init when the spawn
+ * request races with its handling of the death of the child the new one
+ * replaces: the child then waits in MPI_Init and MPI_Comm_spawn in
+ * PMIx_Lookup, both forever (seen in about 1 respawn in 80 on this
+ * machine, docs/known-problems.md). When the dead process ran on this
+ * host, wait until the launcher has reaped it (its pid is gone) before
+ * spawning, for at most REAP_WAIT_MS. */
+#define REAP_WAIT_MS 500
+
+static void wait_reaped(const ftmw_peer *p) {
+  if (p->os_pid <= 0 || strcmp(p->host, st.host) != 0)
+    return;
+  uint64_t t0 = uv_hrtime(), deadline = ftmw_now_ms() + REAP_WAIT_MS;
+  while (kill(p->os_pid, 0) == 0 || errno == EPERM) {
+    if (ftmw_now_ms() >= deadline) {
+      ftmw_log("worker %d: pid %d still there after %d ms; spawning anyway",
+               p->id, p->os_pid, REAP_WAIT_MS);
+      return;
+    }
+    uv_sleep(1);
+  }
+  ftmw_trace("reaped", "\"peer\":%d,\"pid\":%d,\"ms\":%.3f", p->id,
+             p->os_pid, (uv_hrtime() - t0) / 1e6);
+}
+
 static int restore_spawn(ftmw_peer *p) {
   int attempts = 0;
+  wait_reaped(p);
   for (;;) {
     int host = -1;
     if (st.hosts.n) {
