@@ -54,7 +54,7 @@ ftmw_peer *ftmw_master_peer(int rank) {
 
 /* Checks a buffer description; returns its size in bytes via *bytes. */
 int ftmw_check_buffer(const void *buf, int count, FT_Datatype type,
-                        size_t *bytes) {
+                      size_t *bytes) {
   size_t size = ft_type_size(type);
   if (size == 0)
     return FT_ERR_TYPE;
@@ -293,9 +293,8 @@ static int any_source_hopeless_locked(int *source) {
   return failed ? FT_ERR_PEER_FAILED : FT_ERR_PEER_FINALIZED;
 }
 
-int ftmw_recv(const char *call, void *buf, int count,
-                       FT_Datatype type, int source, int tag,
-                       FT_Status *status) {
+int ftmw_recv(const char *call, void *buf, int count, FT_Datatype type,
+              int source, int tag, FT_Status *status) {
   set_status(status, source, tag, 0, FT_SUCCESS);
   if (!st.initialized)
     return ftmw_fail(FT_ERR_NOT_INITIALIZED);

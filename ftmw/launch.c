@@ -416,7 +416,7 @@ int ftmw_launch_init(int *argc, char ***argv) {
   if (rc < 0)
     return -1;
   ftmw_trace_open(st.cfg.trace);
-  if (st.role != FTMW_ROLE_SPARE) /* a spare is armed when it becomes a worker */
+  if (st.role != FTMW_ROLE_SPARE) /* a spare is armed when activated */
     ftmw_fault_arm(st.cfg.fault, st.role == FTMW_ROLE_MASTER, st.id, st.epoch);
   st.restored = rc == 0;
   if (st.role == FTMW_ROLE_MASTER) {

@@ -14,7 +14,7 @@
  * error set on a misuse. For FT_ANY_SOURCE receives, rank is not checked
  * here (the receive checks the role). */
 static ftmw_mslog_call *new_record(int kind, void *buf, int count,
-                                 FT_Datatype type, int rank, int tag) {
+                                   FT_Datatype type, int rank, int tag) {
   if (rank != FT_ANY_SOURCE || kind != FTMW_MSLOG_RECV) {
     if (ftmw_master_peer(rank) == NULL)
       return NULL;
@@ -24,7 +24,8 @@ static ftmw_mslog_call *new_record(int kind, void *buf, int count,
   }
   size_t bytes;
   int rc = ftmw_check_buffer(buf, count, type, &bytes);
-  if (rc == FT_SUCCESS && tag < 0 && (tag != FT_ANY_TAG || kind == FTMW_MSLOG_SEND))
+  if (rc == FT_SUCCESS && tag < 0 &&
+      (tag != FT_ANY_TAG || kind == FTMW_MSLOG_SEND))
     rc = FT_ERR_TAG;
   if (rc != FT_SUCCESS) {
     ftmw_fail(rc);
@@ -69,7 +70,8 @@ static int ms_recv_call(const char *call, void *buf, int count,
   FT_Status local;
   if (status == NULL)
     status = &local;
-  ftmw_mslog_call *c = new_record(FTMW_MSLOG_RECV, buf, count, type, source, tag);
+  ftmw_mslog_call *c =
+      new_record(FTMW_MSLOG_RECV, buf, count, type, source, tag);
   if (c == NULL) {
     status->source = source;
     status->tag = tag;
@@ -92,7 +94,8 @@ int ms_rcv(void *buf, int count, FT_Datatype type, int source, int tag,
 }
 
 int ms_irecv(void *buf, int count, FT_Datatype type, int source, int tag) {
-  ftmw_mslog_call *c = new_record(FTMW_MSLOG_IRECV, buf, count, type, source, tag);
+  ftmw_mslog_call *c =
+      new_record(FTMW_MSLOG_IRECV, buf, count, type, source, tag);
   if (c == NULL)
     return 0;
   return record(c, source,

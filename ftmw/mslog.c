@@ -149,8 +149,9 @@ int ftmw_mslog_plan(const ftmw_mslog *log, ftmw_mslog_call **plan) {
     const ftmw_mslog_node *n = FTMW_CONTAINER_OF(q, ftmw_mslog_node, node);
     if (!ftmw_mslog_node_replayed(n))
       continue;
-    ftmw_q_foreach(r, &n->calls) plan[k++] =
-        FTMW_CONTAINER_OF(r, ftmw_mslog_call, node);
+    ftmw_q_foreach(r, &n->calls) {
+      plan[k++] = FTMW_CONTAINER_OF(r, ftmw_mslog_call, node);
+    }
   }
   return k;
 }
