@@ -86,6 +86,16 @@ static int peer_gone_locked(ftmw_peer *p, const char *call) {
   return FT_SUCCESS;
 }
 
+/* With FT_TRACE_DATA=N, every Nth data message this process sends or
+ * receives is traced (application thread only). */
+static void trace_data(const char *event, int peer, int tag, size_t bytes) {
+  static unsigned long count;
+  if (st.cfg.trace_data > 0 && ftmw_trace_enabled() &&
+      ++count % (unsigned long)st.cfg.trace_data == 0)
+    ftmw_trace(event, "\"peer\":%d,\"tag\":%d,\"bytes\":%zu", peer, tag,
+               bytes);
+}
+
 static void set_status(FT_Status *status, int source, int tag, int count,
                        int error) {
   if (status) {
@@ -237,6 +247,7 @@ int ftmw_send(const char *call, const void *buf, int count, FT_Datatype type,
   uv_mutex_unlock(&st.lock);
   if (rc != FT_SUCCESS)
     return ftmw_fail(rc);
+  trace_data("sent", dest, tag, bytes);
   ftmw_fault_hit(FTMW_FAULT_SEND_EXIT);
   ftmw_ok();
   return count;
@@ -253,6 +264,7 @@ static int deliver(ftmw_msg *m, void *buf, size_t size, FT_Status *status) {
   int n = (int)(m->len / size);
   if (m->len)
     memcpy(buf, m->data, m->len);
+  trace_data("received", m->source, m->tag, m->len);
   set_status(status, m->source, m->tag, n, FT_SUCCESS);
   free(m);
   ftmw_fault_hit(FTMW_FAULT_RECV_EXIT);

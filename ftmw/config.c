@@ -63,7 +63,9 @@ int ftmw_config_parse(ftmw_config *c, ftmw_getenv_fn get, char *err,
       int_var(get, "FT_HEARTBEAT_MS", 1, 60000, FTMW_DEFAULT_HEARTBEAT_MS,
               &c->heartbeat_ms, err, errlen) ||
       int_var(get, "FT_TIMEOUT_MS", 2, 3600000, FTMW_DEFAULT_TIMEOUT_MS,
-              &c->timeout_ms, err, errlen))
+              &c->timeout_ms, err, errlen) ||
+      int_var(get, "FT_TRACE_DATA", 0, 1000000000, 0, &c->trace_data, err,
+              errlen))
     return -1;
   if (c->timeout_ms < 2 * c->heartbeat_ms) {
     snprintf(err, errlen,

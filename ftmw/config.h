@@ -25,6 +25,7 @@ typedef struct {
   int spares;       /* FT_SPARES; -1 when unset */
   int heartbeat_ms; /* FT_HEARTBEAT_MS */
   int timeout_ms;   /* FT_TIMEOUT_MS */
+  int trace_data;   /* FT_TRACE_DATA: trace every Nth data message; 0 off */
   uint64_t max_message;
   char hostfile[FTMW_PATH_MAX]; /* FT_HOSTFILE, "" when unset */
   char trace[FTMW_PATH_MAX];    /* FT_TRACE, "" when unset */

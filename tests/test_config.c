@@ -35,9 +35,10 @@ Test(config, valid_values, .timeout = 5) {
   char err[320];
   const char *const t[] = {"FT_NUM_SLAVES", "16", "FT_HEARTBEAT_MS", "50",
                            "FT_TIMEOUT_MS", "100", "FT_FAULT", "recv.ack:2@3/1",
-                           NULL};
+                           "FT_TRACE_DATA", "100", NULL};
   cr_assert_eq(parse(t, &c, err), 0, "%s", err);
   cr_assert_eq(c.workers, 16);
+  cr_assert_eq(c.trace_data, 100);
   cr_assert_str_eq(c.fault, "recv.ack:2@3/1");
 }
 
@@ -52,6 +53,8 @@ Test(config, invalid_values_name_the_variable, .timeout = 5) {
       {"FT_SPARES", "two", "FT_SPARES"},
       {"FT_HEARTBEAT_MS", "0", "FT_HEARTBEAT_MS"},
       {"FT_TIMEOUT_MS", "1", "FT_TIMEOUT_MS"},
+      {"FT_TRACE_DATA", "-1", "FT_TRACE_DATA"},
+      {"FT_TRACE_DATA", "every", "FT_TRACE_DATA"},
       {"FT_TIMEOUT_MS", "300", "FT_TIMEOUT_MS"}, /* < 2 x default heartbeat */
       {"FT_HOSTFILE", "", "FT_HOSTFILE"},
       {"FT_TRACE", "", "FT_TRACE"},
