@@ -3,7 +3,7 @@
 #   ft_send/ft_recv ping-pong against a raw TCP ping-pong, per message size;
 #   kill -9 to failure reported; restore by respawn against a bare
 #   MPI_Comm_spawn (Open MPI only); restore from a spare; the ms_* log size
-#   after N iterations (bench/mslog_size.c).
+#   after N iterations (bench/mslog_size.c); the cost of FT_TRACE.
 # Usage: bench/run-core.sh BUILD_DIR [--quick]
 # Timings never make it fail; it fails only if a program fails.
 set -eu
@@ -36,3 +36,11 @@ echo "## ms_* log: bytes held for one worker after N iterations (pattern payload
 "$build/ftmwrun" -w 5 "$b/mslog_size" $quick > "$out/mslog" 2> "$out/mslog.err" ||
   { grep -v PMIX "$out/mslog.err" >&2; echo "run-core: mslog_size failed" >&2; exit 1; }
 cat "$out/mslog"
+echo "## trace cost: ping-pong round trip (microseconds), untraced, FT_TRACE, FT_TRACE + FT_TRACE_DATA=1"
+tr=$out/trace.json
+(unset FT_TRACE FT_TRACE_DATA; "$build/ftmwrun" -w 1 "$b/pingpong_ft" --quick) > "$out/t0" 2>/dev/null
+(unset FT_TRACE_DATA; FT_TRACE=$tr "$build/ftmwrun" -w 1 "$b/pingpong_ft" --quick) > "$out/t1" 2>/dev/null
+FT_TRACE=$tr FT_TRACE_DATA=1 "$build/ftmwrun" -w 1 "$b/pingpong_ft" --quick > "$out/t2" 2>/dev/null
+printf '%-10s %10s %10s %10s %8s\n' bytes untraced traced data ratio
+join -1 2 -2 2 "$out/t0" "$out/t1" | join -1 1 -2 2 - "$out/t2" | sort -n |
+  awk '{ printf "%-10s %10.2f %10.2f %10.2f %8.2f\n", $1, $3, $5, $7, $7 / $3 }'
