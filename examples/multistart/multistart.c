@@ -72,8 +72,11 @@ static double *result_buf(master_state *m, int w) {
   return m->results + (size_t)w * MSTART_RESULT_LEN(m->p.dim);
 }
 
+static void give(master_state *m, int w);
+
 /* Worker w failed; the call that said so returned 0. Restores it, which
- * replays its log. Returns 1 if w is back (where it was), 0 if lost. */
+ * replays its log. Returns 1 if w is back (where it was), 0 if lost: then
+ * its start point goes to an idle worker, or to the next one that asks. */
 static int recover(master_state *m, int w) {
   m->failures++;
   if (ms_restore(w)) {
@@ -86,6 +89,9 @@ static int recover(master_state *m, int w) {
   if (m->task[w] >= 0)
     m->requeued[m->nrequeued++] = m->task[w];
   m->task[w] = -1;
+  for (int v = 1; v <= m->W && m->nrequeued > 0; v++)
+    if (!m->lost[v] && m->task[v] < 0)
+      give(m, v);
   return 0;
 }
 
@@ -149,7 +155,8 @@ static int master(const mstart_problem *p, int W) {
       recover(&m, w);
   }
   for (int w = 1; w <= W; w++)
-    give(&m, w);
+    if (m.task[w] < 0) /* a lost worker's start point may be here already */
+      give(&m, w);
   while (m.ndone < p->starts) {
     int w;
     if (ft_waitany(&w) >= 0) {
@@ -160,11 +167,6 @@ static int master(const mstart_problem *p, int W) {
       return 1;
     } else if (recover(&m, w)) {
       collect(&m, w); /* the replay received the result */
-    } else {
-      /* its start point went back to the queue: an idle worker takes it */
-      for (int v = 1; v <= W && m.nrequeued > 0; v++)
-        if (!m.lost[v] && m.task[v] < 0)
-          give(&m, v);
     }
   }
   if (ft_is_primary())
