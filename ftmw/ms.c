@@ -1,8 +1,9 @@
 /* The ms_* calls: the ft_* data path, plus the master's per-worker log
  * (mslog.c) and its replay by ms_restore. Application thread only.
  *
- * A call is logged when it communicated or reported the worker's failure;
- * a misuse (bad rank, count, type, tag, a truncated receive) leaves the log
+ * A call is logged when it communicated or reported the worker's failure
+ * (except an FT_ANY_SOURCE receive that reported one: see ms_recv_call); a
+ * misuse (bad rank, count, type, tag, a truncated receive) leaves the log
  * untouched, so a bad argument never costs the previous instance of a
  * cycle. The record is allocated before the operation, so that a message
  * that went out is never left unlogged for want of memory. */
@@ -80,6 +81,14 @@ static int ms_recv_call(const char *call, void *buf, int count,
     return 0;
   }
   int n = ftmw_recv(call, buf, count, type, source, tag, status);
+  /* An FT_ANY_SOURCE receive that reports a failure received nothing and
+   * may not have been waiting for that worker at all: replaying it as a
+   * receive from the worker could wait for ever. It is not logged; after
+   * ms_restore the program receives again (docs/logging.md). */
+  if (source == FT_ANY_SOURCE && ft_error() != FT_SUCCESS) {
+    ftmw_mslog_call_free(c);
+    return n;
+  }
   return record(c, status->source, n);
 }
 

@@ -1,5 +1,5 @@
 /* Job-level checks of the ft_* API, run through ftmwrun by ctest.
- * Usage: job_api MODE   (api | ms | big | hang | rogue | deadfin | orphan)
+ * Usage: job_api MODE   (api | ms | msfail | big | hang | rogue | deadfin | orphan)
  * Exits 0 when every check of the mode passed; prints what failed. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -320,6 +320,68 @@ static void rogue(int rank, int W) {
   }
 }
 
+/* --- msfail: ms_restore behind FT_ANY_SOURCE receives and ft_wait ------ */
+
+#define MSF_ROUNDS 4
+
+static int msf_answer(int w, int task) { return 1000 * w + task; }
+
+/* Run with workers killed (FT_FAULT in tests/CMakeLists.txt). Rounds 1..4:
+ * a task to every worker, the answers taken with ms_recv(FT_ANY_SOURCE),
+ * which after a reported failure restores and receives again.
+ * Rounds 5..8: a task and an ms_irecv per worker, completed by ft_wait.
+ * Each cycle alternates its tag. Every answer must arrive exactly once,
+ * from the right worker, whatever dies. */
+static void msfail_master(int W) {
+  int got[64][2 * MSF_ROUNDS + 1] = {{0}}, res[64];
+  FT_Status st;
+  for (int k = 1; k <= 2 * MSF_ROUNDS; k++) {
+    int tag = 10 + (k & 1);
+    for (int w = 1; w <= W; w++) {
+      int task = k;
+      if (ms_send(&task, 1, FT_INT, w, tag) == 0)
+        CHECK(ms_restore(w) == 1, "restore %d at send: %s", w, ft_errname(ft_error()));
+      if (k > MSF_ROUNDS && ms_irecv(&res[w], 1, FT_INT, w, tag) == 0)
+        CHECK(ms_restore(w) == 1, "restore %d at irecv: %s", w, ft_errname(ft_error()));
+    }
+    for (int n = 1; n <= W; n++) {
+      int w = n, v = -1;
+      if (k <= MSF_ROUNDS) {
+        /* A failure reported here received nothing: restore, then receive
+         * again (the worker's answer, if it owed one, comes from the
+         * replayed task; otherwise another worker's). */
+        while (ms_recv(&v, 1, FT_INT, FT_ANY_SOURCE, tag, &st) == 0) {
+          CHECK(ft_error() == FT_ERR_PEER_FAILED, "ANY_SOURCE: %s", ft_errname(ft_error()));
+          if (ft_error() != FT_ERR_PEER_FAILED || ms_restore(st.source) != 1) {
+            CHECK(0, "restore %d: %s", st.source, ft_errname(ft_error()));
+            return;
+          }
+        }
+        w = st.source;
+      } else {
+        if (ft_wait(w) == 0)
+          CHECK(ms_restore(w) == 1, "restore %d at wait: %s", w, ft_errname(ft_error()));
+        v = res[w];
+      }
+      CHECK(w >= 1 && w <= W && v == msf_answer(w, k), "round %d: %d from %d", k, v, w);
+      if (w >= 1 && w <= W)
+        got[w][k]++;
+    }
+    for (int w = 1; w <= W; w++)
+      CHECK(got[w][k] == 1, "round %d: worker %d answered %d times", k, w, got[w][k]);
+  }
+}
+
+static void msfail_worker(int rank) {
+  FT_Status st;
+  int task;
+  while (ft_recv(&task, 1, FT_INT, 0, FT_ANY_TAG, &st) == 1) {
+    int a = msf_answer(rank, task);
+    if (ft_send(&a, 1, FT_INT, 0, st.tag) != 1)
+      return;
+  }
+}
+
 /* --- deadfin: a worker dies; the job still finalizes with status 0 ------- */
 
 static void deadfin(int rank, int W) {
@@ -365,6 +427,8 @@ int main(int argc, char **argv) {
     rank == 0 ? api_master(W) : api_worker(rank);
   else if (strcmp(mode, "ms") == 0)
     rank == 0 ? ms_master(W) : ms_worker(rank);
+  else if (strcmp(mode, "msfail") == 0)
+    rank == 0 ? msfail_master(W) : msfail_worker(rank);
   else if (strcmp(mode, "big") == 0)
     big(rank);
   else if (strcmp(mode, "hang") == 0)
