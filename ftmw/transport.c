@@ -192,10 +192,19 @@ static int all_masters_gone(void) {
  * call waiting on it. */
 static void peer_down(ftmw_peer *p, int done, const char *why) {
   ftmw_conn *c = p->conn;
+  char name[32];
+  peer_name(p, name, sizeof(name));
   uv_mutex_lock(&st.lock);
   int was = p->state;
   uint32_t epoch = p->epoch; /* a restore may bump it once we unlock */
   if (was == FTMW_PEER_ALIVE || was == FTMW_PEER_LAUNCHING) {
+    /* Traced before the state changes: an application call may report
+     * the failure as soon as the lock is released, and the trace must
+     * show the detection first. */
+    if (!done)
+      ftmw_trace("failure_detected",
+                 "\"peer\":\"%s\",\"peer_epoch\":%u,\"reason\":\"%s\"", name,
+                 epoch, why);
     p->state = done ? FTMW_PEER_DONE : FTMW_PEER_FAILED;
     if (!done) {
       p->unreported = 1;
@@ -220,10 +229,6 @@ static void peer_down(ftmw_peer *p, int done, const char *why) {
   }
   if (done || (was != FTMW_PEER_ALIVE && was != FTMW_PEER_LAUNCHING))
     return;
-  char name[32];
-  peer_name(p, name, sizeof(name));
-  ftmw_trace("failure_detected", "\"peer\":\"%s\",\"peer_epoch\":%u,\"reason\":\"%s\"",
-             name, epoch, why);
   if (st.role == FTMW_ROLE_MASTER && st.id == st.primary)
     ftmw_log("%s (pid %d on %s) failed: %s", name, p->os_pid,
              p->host[0] ? p->host : "?", why);
