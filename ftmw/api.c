@@ -96,8 +96,8 @@ static void trace_data(const char *event, int peer, int tag, size_t bytes) {
                bytes);
 }
 
-static void set_status(FT_Status *status, int source, int tag, int count,
-                       int error) {
+void ftmw_set_status(FT_Status *status, int source, int tag, int count,
+                     int error) {
   if (status) {
     status->source = source;
     status->tag = tag;
@@ -265,7 +265,7 @@ static int deliver(ftmw_msg *m, void *buf, size_t size, FT_Status *status) {
   if (m->len)
     memcpy(buf, m->data, m->len);
   trace_data("received", m->source, m->tag, m->len);
-  set_status(status, m->source, m->tag, n, FT_SUCCESS);
+  ftmw_set_status(status, m->source, m->tag, n, FT_SUCCESS);
   free(m);
   ftmw_fault_hit(FTMW_FAULT_RECV_EXIT);
   ftmw_ok();
@@ -276,8 +276,8 @@ static int deliver(ftmw_msg *m, void *buf, size_t size, FT_Status *status) {
  * the caller may receive it again with a larger buffer. */
 static int too_big(const ftmw_msg *m, size_t bytes, size_t size,
                    FT_Status *status) {
-  set_status(status, m->source, m->tag, (int)(m->len / size),
-             FT_ERR_TRUNCATE);
+  ftmw_set_status(status, m->source, m->tag, (int)(m->len / size),
+                  FT_ERR_TRUNCATE);
   return m->len > bytes;
 }
 
@@ -307,7 +307,7 @@ static int any_source_hopeless_locked(int *source) {
 
 int ftmw_recv(const char *call, void *buf, int count, FT_Datatype type,
               int source, int tag, FT_Status *status) {
-  set_status(status, source, tag, 0, FT_SUCCESS);
+  ftmw_set_status(status, source, tag, 0, FT_SUCCESS);
   if (!st.initialized)
     return ftmw_fail(FT_ERR_NOT_INITIALIZED);
   size_t bytes;
@@ -315,7 +315,7 @@ int ftmw_recv(const char *call, void *buf, int count, FT_Datatype type,
   if (rc == FT_SUCCESS && tag < 0 && tag != FT_ANY_TAG)
     rc = FT_ERR_TAG;
   if (rc != FT_SUCCESS) {
-    set_status(status, source, tag, 0, rc);
+    ftmw_set_status(status, source, tag, 0, rc);
     return ftmw_fail(rc);
   }
   size_t size = ft_type_size(type);
@@ -323,7 +323,7 @@ int ftmw_recv(const char *call, void *buf, int count, FT_Datatype type,
   if (source != FT_ANY_SOURCE || !is_master()) {
     p = peer_of(source == FT_ANY_SOURCE ? 0 : source);
     if (p == NULL) {
-      set_status(status, source, tag, 0, FT_ERR_RANK);
+      ftmw_set_status(status, source, tag, 0, FT_ERR_RANK);
       return 0;
     }
   }
@@ -353,7 +353,7 @@ int ftmw_recv(const char *call, void *buf, int count, FT_Datatype type,
     }
     if (rc != FT_SUCCESS) {
       uv_mutex_unlock(&st.lock);
-      set_status(status, failed_rank, tag, 0, rc);
+      ftmw_set_status(status, failed_rank, tag, 0, rc);
       return ftmw_fail(rc);
     }
     ftmw_wait_locked(-1);

@@ -170,6 +170,9 @@ FTMW_HIDDEN int ftmw_irecv(const char *call, void *buf, int count,
 FTMW_HIDDEN int ftmw_wait(const char *call, int rank);
 /* The worker a master-only call names, or NULL with the error set. */
 FTMW_HIDDEN ftmw_peer *ftmw_master_peer(int rank);
+/* Fills *status (if not NULL). */
+FTMW_HIDDEN void ftmw_set_status(FT_Status *status, int source, int tag,
+                                 int count, int error);
 /* Checks a buffer description; its size in bytes goes to *bytes. */
 FTMW_HIDDEN int ftmw_check_buffer(const void *buf, int count,
                                   FT_Datatype type, size_t *bytes);

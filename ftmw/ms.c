@@ -74,10 +74,7 @@ static int ms_recv_call(const char *call, void *buf, int count,
   ftmw_mslog_call *c =
       new_record(FTMW_MSLOG_RECV, buf, count, type, source, tag);
   if (c == NULL) {
-    status->source = source;
-    status->tag = tag;
-    status->count = 0;
-    status->error = ft_error();
+    ftmw_set_status(status, source, tag, 0, ft_error());
     return 0;
   }
   int n = ftmw_recv(call, buf, count, type, source, tag, status);

@@ -88,7 +88,7 @@ static ftmw_mslog_node *find_node(ftmw_mslog *log, int tag) {
 /* The node a call with tag goes to; fresh is used if a new one is needed
  * (and set to NULL then). */
 static ftmw_mslog_node *node_for(ftmw_mslog *log, int tag,
-                               ftmw_mslog_node **fresh) {
+                                 ftmw_mslog_node **fresh) {
   ftmw_mslog_node *n = log->cur;
   if (n && tag != FT_ANY_TAG && n->tag == tag)
     return n; /* the same cycle goes on */
