@@ -74,13 +74,6 @@ int ftmw_config_parse(ftmw_config *c, ftmw_getenv_fn get, char *err,
              c->timeout_ms, c->heartbeat_ms);
     return -1;
   }
-  if (c->masters > 0) {
-    snprintf(err, errlen,
-             "FT_NUM_MASTERS=%d is not supported yet: master replicas are not "
-             "implemented in this version (use 0)",
-             c->masters);
-    return -1;
-  }
   if (path_var(get, "FT_HOSTFILE", c->hostfile, sizeof(c->hostfile), err,
                errlen) ||
       path_var(get, "FT_TRACE", c->trace, sizeof(c->trace), err, errlen))

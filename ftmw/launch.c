@@ -34,6 +34,11 @@ typedef struct {
   char errmsg[256];
 } ftmw_setup;
 
+/* Every master's listening address, in priority order: what each new
+ * process (worker, spare, replacement) is told to connect to. */
+static char master_ip[FTMW_MAX_MASTERS][48];
+static int32_t master_port[FTMW_MAX_MASTERS];
+
 static char exe_path[FTMW_PATH_MAX];
 static char **spawn_args;
 static int *placed_host; /* spawn mode: hostfile entry of each worker, or -1 */
@@ -136,8 +141,12 @@ static void fill_setup(ftmw_setup *s, int role, int id, uint32_t epoch) {
   s->S = st.S;
   s->cfg = st.cfg;
   memcpy(s->secret, st.secret, sizeof(s->secret));
-  snprintf(s->master_ip[0], sizeof(s->master_ip[0]), "%s", st.listen_ip);
-  s->master_port[0] = st.listen_port;
+  if (st.id == 0 && st.role == FTMW_ROLE_MASTER) {
+    snprintf(master_ip[0], sizeof(master_ip[0]), "%s", st.listen_ip);
+    master_port[0] = st.listen_port;
+  }
+  memcpy(s->master_ip, master_ip, sizeof(master_ip));
+  memcpy(s->master_port, master_port, sizeof(master_port));
 }
 
 /* Reads and validates the settings (the process that launches the job). */
@@ -263,6 +272,8 @@ static int init_spawn_primary(void) {
 
 /* --- static mode ---------------------------------------------------------- */
 
+static int gather_masters(int rank, int size, ftmw_setup *s);
+
 static int init_static(int rank, int size, ftmw_setup *out) {
   ftmw_setup s;
   memset(&s, 0, sizeof(s));
@@ -278,6 +289,8 @@ static int init_static(int rank, int size, ftmw_setup *out) {
         st.workers[r].state = FTMW_PEER_LAUNCHING;
       for (int k = 0; k < st.S; k++)
         st.spares[k].state = FTMW_PEER_LAUNCHING;
+      for (int k = 1; k <= st.M; k++)
+        st.masters[k].state = FTMW_PEER_LAUNCHING;
       fill_setup(&s, FTMW_ROLE_MASTER, 0, 0);
     }
     s.magic = SETUP_MAGIC;
@@ -285,31 +298,87 @@ static int init_static(int rank, int size, ftmw_setup *out) {
   MPI_Bcast(&s, sizeof(s), MPI_BYTE, 0, MPI_COMM_WORLD);
   if (s.magic != SETUP_MAGIC || s.status != 0)
     return -1; /* rank 0 printed why */
-  if (rank == 0)
-    return 0;
-  *out = s;
-  apply_setup(&s);
-  if (rank <= st.W) {
-    st.role = FTMW_ROLE_WORKER;
-    st.id = rank;
-  } else if (rank <= st.W + st.M) {
-    return -1; /* replicas: refused by read_config until implemented */
-  } else {
-    st.role = FTMW_ROLE_SPARE;
-    st.id = rank - 1 - st.W - st.M;
+  int rc = 1;
+  if (rank != 0) {
+    apply_setup(&s);
+    if (rank <= st.W) {
+      st.role = FTMW_ROLE_WORKER;
+      st.id = rank;
+    } else if (rank <= st.W + st.M) {
+      st.role = FTMW_ROLE_MASTER; /* replica k = rank - W, listening too */
+      st.id = rank - st.W;
+    } else {
+      st.role = FTMW_ROLE_SPARE;
+      st.id = rank - 1 - st.W - st.M;
+    }
+    st.epoch = 0;
+    if (alloc_peers() != 0)
+      rc = -1;
+    else if (st.role == FTMW_ROLE_MASTER) {
+      /* Who will connect to this replica: every worker and spare, and the
+       * replicas after it; it connects to the masters before it. */
+      for (int r = 1; r <= st.W; r++)
+        st.workers[r].state = FTMW_PEER_LAUNCHING;
+      for (int k = 0; k < st.S; k++)
+        st.spares[k].state = FTMW_PEER_LAUNCHING;
+      for (int k = st.id + 1; k <= st.M; k++)
+        st.masters[k].state = FTMW_PEER_LAUNCHING;
+      if (resolve_self() != 0 || ftmw_transport_start(1) != FT_SUCCESS)
+        rc = -1;
+    }
   }
-  st.epoch = 0;
-  return alloc_peers() != 0 ? -1 : 1;
+  if (st.M > 0 && gather_masters(rank, size, &s) != 0)
+    rc = -1;
+  if (rc > 0)
+    *out = s;
+  return rank == 0 ? (rc > 0 ? 0 : -1) : rc;
+}
+
+/* Static mode with replicas: every rank learns every master's listening
+ * address (one MPI_Allgather; a replica that could not listen sends port
+ * 0 and the job stops). Fills s and master_ip/master_port. */
+static int gather_masters(int rank, int size, ftmw_setup *s) {
+  struct addr {
+    char ip[48];
+    int32_t port;
+  } mine, *all = calloc((size_t)size, sizeof(*all));
+  memset(&mine, 0, sizeof(mine));
+  if (st.role == FTMW_ROLE_MASTER) {
+    snprintf(mine.ip, sizeof(mine.ip), "%s", st.listen_ip);
+    mine.port = st.listen_port;
+  }
+  int ok = all != NULL;
+  if (MPI_Allgather(&mine, sizeof(mine), MPI_BYTE, all ? all : &mine,
+                    sizeof(mine), MPI_BYTE, MPI_COMM_WORLD) != MPI_SUCCESS)
+    ok = 0;
+  for (int k = 0; ok && k <= st.M; k++) {
+    int r = k == 0 ? 0 : st.W + k;
+    if (r >= size || all[r].port <= 0) {
+      if (rank == 0)
+        ftmw_log("master replica %d could not start listening", k);
+      ok = 0;
+      break;
+    }
+    memcpy(master_ip[k], all[r].ip, sizeof(master_ip[k]));
+    master_port[k] = all[r].port;
+  }
+  memcpy(s->master_ip, master_ip, sizeof(master_ip));
+  memcpy(s->master_port, master_port, sizeof(master_port));
+  free(all);
+  return ok ? 0 : -1;
 }
 
 /* --- joining (workers and spares) ---------------------------------------- */
 
+/* Connects to masters[0..last] (a worker or spare: every master; replica
+ * k: the masters before it, its transport already listening). */
 static int connect_masters(const char ip[][48], const int32_t *port) {
-  if (ftmw_transport_start(0) != FT_SUCCESS)
+  int last = st.role == FTMW_ROLE_MASTER ? st.id - 1 : st.M;
+  if (st.role != FTMW_ROLE_MASTER && ftmw_transport_start(0) != FT_SUCCESS)
     return -1;
   ftmw_fault_hit(FTMW_FAULT_INIT);
   uv_mutex_lock(&st.lock);
-  for (int k = 0; k <= st.M; k++) {
+  for (int k = 0; k <= last; k++) {
     ftmw_op op = {.kind = FTMW_OP_CONNECT, .peer = &st.masters[k]};
     struct sockaddr_in *a = (struct sockaddr_in *)&op.addr;
     if (uv_ip4_addr(ip[k], port[k], a) != 0) {
@@ -326,7 +395,7 @@ static int connect_masters(const char ip[][48], const int32_t *port) {
   /* A master that already said BYE was reached: the job ended before this
    * process woke up (an idle spare), and it must now shut down cleanly, or
    * the others would wait for it in MPI_Finalize. */
-  for (int k = 0; k <= st.M; k++)
+  for (int k = 0; k <= last; k++)
     alive += wait_joined_locked(&st.masters[k], deadline) || st.masters[k].bye;
   uv_mutex_unlock(&st.lock);
   if (alive == 0) {
@@ -420,16 +489,22 @@ int ftmw_launch_init(int *argc, char ***argv) {
     ftmw_fault_arm(st.cfg.fault, st.role == FTMW_ROLE_MASTER, st.id, st.epoch);
   st.restored = rc == 0;
   if (st.role == FTMW_ROLE_MASTER) {
-    register_status_file();
+    if (st.id == 0)
+      register_status_file();
+    else if (connect_masters(s.master_ip, s.master_port) != 0)
+      return -1;
     uv_mutex_lock(&st.lock);
     uint64_t deadline = ftmw_now_ms() + LAUNCH_WAIT_MS;
     for (int r = 1; r <= st.W; r++)
       wait_joined_locked(&st.workers[r], deadline);
     for (int k = 0; k < st.S; k++)
       wait_joined_locked(&st.spares[k], deadline);
+    for (int k = st.id + 1; k <= st.M; k++)
+      wait_joined_locked(&st.masters[k], deadline);
     uv_mutex_unlock(&st.lock);
-    ftmw_trace("launch", "\"mode\":\"%s\",\"workers\":%d,\"spares\":%d",
-               st.mode == FTMW_MODE_SPAWN ? "spawn" : "static", st.W, st.S);
+    ftmw_trace("launch", "\"mode\":\"%s\",\"workers\":%d,\"spares\":%d,"
+               "\"replicas\":%d", st.mode == FTMW_MODE_SPAWN ? "spawn" : "static",
+               st.W, st.S, st.M);
     return 1;
   }
   if (connect_masters(s.master_ip, s.master_port) != 0)

@@ -278,6 +278,9 @@ static int on_hello(ftmw_conn *c, const uint8_t *payload) {
     p = &st.workers[m.id];
   else if (m.role == FTMW_ROLE_SPARE && (int)m.id < st.S)
     p = &st.spares[m.id];
+  else if (m.role == FTMW_ROLE_MASTER && (int)m.id > st.id && (int)m.id <= st.M &&
+           st.role == FTMW_ROLE_MASTER)
+    p = &st.masters[m.id]; /* a replica after this master in the order */
   if (p == NULL) {
     c->reject = "unknown process identity";
     return -1;

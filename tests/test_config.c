@@ -61,7 +61,7 @@ Test(config, invalid_values_name_the_variable, .timeout = 5) {
       {"FT_FAULT", "nowhere", "FT_FAULT"},
       {"FT_FAULT", "recv.ack:0", "FT_FAULT"},
       {"FT_FAULT", "recv.ack@x", "FT_FAULT"},
-      {"FT_NUM_MASTERS", "1", "FT_NUM_MASTERS"}, /* replicas: not yet */
+      {"FT_NUM_MASTERS", "8", "FT_NUM_MASTERS"}, /* at most 7 replicas */
   };
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     ftmw_config c;
