@@ -121,6 +121,7 @@ int ft_init(int *argc, char ***argv, int *rank, int *workers) {
   uv_cond_init(&st.cond);
   ftmw_q_init(&st.submit);
   ftmw_q_init(&st.arrivals);
+  ftmw_q_init(&st.decisions);
   int rc = ftmw_launch_init(argc, argv);
   if (rc < 0) {
     ftmw_fail(FT_ERR_ENV);
@@ -163,6 +164,14 @@ static int workers_finished_locked(void) {
   return 1;
 }
 
+static int replicas_finished_locked(void) {
+  for (int k = 0; k <= st.M; k++)
+    if (k != st.id && st.masters[k].state == FTMW_PEER_ALIVE &&
+        !st.masters[k].fin)
+      return 0;
+  return 1;
+}
+
 static void free_all(void) {
   uv_mutex_lock(&st.lock);
   for (int r = 0; r <= st.W; r++) {
@@ -186,18 +195,28 @@ int ft_finalize(void) {
   ftmw_trace("finalize", NULL);
   int clean;
   uv_mutex_lock(&st.lock);
-  if (is_master()) {
-    /* FIN: no more data from us; wait for each live worker's FIN (a worker
-     * that dies meanwhile is skipped); then BYE tells them whether every
-     * process is known to reach MPI_Finalize. */
+  if (is_master() && st.id != st.primary) {
+    /* A replica: FIN to the workers and the primary, then the primary's
+     * BYE says whether MPI_Finalize is safe. */
+    ftmw_peer *m = &st.masters[st.primary];
     broadcast_locked(st.workers, 1, st.W, FTMW_FRAME_FIN, 0);
-    while (!workers_finished_locked())
+    broadcast_locked(st.masters, st.primary, st.primary, FTMW_FRAME_FIN, 0);
+    while (m->state == FTMW_PEER_ALIVE && !m->bye)
+      ftmw_wait_locked(-1);
+    clean = m->bye && m->bye_clean;
+  } else if (is_master()) {
+    /* FIN: no more data from us; wait for each live worker's and replica's
+     * FIN (one that dies meanwhile is skipped); then BYE tells them whether
+     * every process is known to reach MPI_Finalize. */
+    broadcast_locked(st.workers, 1, st.W, FTMW_FRAME_FIN, 0);
+    while (!workers_finished_locked() || !replicas_finished_locked())
       ftmw_wait_locked(-1);
     clean = !st.failure_seen;
     st.bye_sent = 1;
     unsigned flags = clean ? FTMW_FLAG_CLEAN : 0;
     broadcast_locked(st.workers, 1, st.W, FTMW_FRAME_BYE, flags);
     broadcast_locked(st.spares, 0, st.S - 1, FTMW_FRAME_BYE, flags);
+    broadcast_locked(st.masters, 0, st.M, FTMW_FRAME_BYE, flags);
   } else {
     ftmw_peer *m = &st.masters[st.primary];
     broadcast_locked(st.masters, 0, st.M, FTMW_FRAME_FIN, 0);
@@ -234,7 +253,12 @@ int ftmw_send(const char *call, const void *buf, int count, FT_Datatype type,
   ftmw_op op;
   uv_mutex_lock(&st.lock);
   rc = peer_gone_locked(p, call);
-  if (rc == FT_SUCCESS) {
+  if (rc == FT_SUCCESS && ftmw_rep_is_replica()) {
+    /* Only the primary sends; a replica waits for the worker's word. */
+    if (ftmw_rep_send(p) != FT_SUCCESS)
+      rc = peer_gone_locked(p, call);
+  } else if (rc == FT_SUCCESS) {
+    ftmw_rep_before(p);
     op.seq = ++p->next_seq;
     op.want_ack = 1;
     ftmw_op_frame(&op, p, FTMW_FRAME_DATA, tag, 0, buf, bytes);
@@ -243,7 +267,11 @@ int ftmw_send(const char *call, const void *buf, int count, FT_Datatype type,
       rc = peer_gone_locked(p, call);
     if (rc == FT_SUCCESS && op.failed)
       rc = FT_ERR_PEER_FAILED;
+    if (rc == FT_SUCCESS && !is_master())
+      ftmw_rep_copy(tag, op.seq, buf, bytes);
   }
+  if (rc == FT_SUCCESS && is_master())
+    ftmw_rep_after(p);
   uv_mutex_unlock(&st.lock);
   if (rc != FT_SUCCESS)
     return ftmw_fail(rc);
@@ -329,16 +357,46 @@ int ftmw_recv(const char *call, void *buf, int count, FT_Datatype type,
   }
   ftmw_fault_hit(FTMW_FAULT_RECV_ENTER);
   uv_mutex_lock(&st.lock);
+  /* A replica takes the message the primary's FT_ANY_SOURCE receive took,
+   * or reports the failure it reported. */
+  int decided = 0, decided_rank = 0;
+  uint64_t decided_seq = 0;
+  if (p == NULL && ftmw_rep_is_replica()) {
+    if (ftmw_rep_decision(&decided_rank, &decided_seq) != 0) {
+      uv_mutex_unlock(&st.lock);
+      ftmw_set_status(status, source, tag, 0, FT_ERR_NO_MASTER);
+      return ftmw_fail(FT_ERR_NO_MASTER);
+    }
+    decided = 1;
+    p = &st.workers[decided_rank];
+  }
+  if (p && is_master())
+    ftmw_rep_before(p);
   for (;;) {
-    ftmw_msg *m = p ? ftmw_match_peer(p, tag) : ftmw_match_any(&st.arrivals, tag);
+    ftmw_msg *m = decided ? (decided_seq ? ftmw_match_seq(p, decided_seq) : NULL)
+                  : p     ? ftmw_match_peer(p, tag)
+                          : ftmw_match_any(&st.arrivals, tag);
     if (m != NULL) {
       if (too_big(m, bytes, size, status)) {
+        if (decided) /* the retry with a larger buffer takes it */
+          ftmw_rep_undecide(decided_rank, decided_seq);
         uv_mutex_unlock(&st.lock);
         return ftmw_fail(FT_ERR_TRUNCATE);
       }
       ftmw_match_take(m);
+      if (is_master()) {
+        if (source == FT_ANY_SOURCE)
+          ftmw_rep_decide(m->source, m->seq);
+        ftmw_rep_after(&st.workers[m->source]);
+      }
       uv_mutex_unlock(&st.lock);
       return deliver(m, buf, size, status);
+    }
+    if (decided && decided_seq != 0) { /* the copy is on its way */
+      if (p->state == FTMW_PEER_ALIVE || ftmw_match_seq(p, decided_seq)) {
+        ftmw_wait_locked(-1);
+        continue;
+      }
     }
     int failed_rank = p ? p->id : 0;
     if (p)
@@ -350,6 +408,8 @@ int ftmw_recv(const char *call, void *buf, int count, FT_Datatype type,
         rc = peer_gone_locked(u, call);
       } else
         rc = any_source_hopeless_locked(&failed_rank);
+      if (rc == FT_ERR_PEER_FAILED)
+        ftmw_rep_decide(failed_rank, 0); /* replicas report it too */
     }
     if (rc != FT_SUCCESS) {
       uv_mutex_unlock(&st.lock);
@@ -441,17 +501,34 @@ int ft_waitany(int *rank) {
   if (!posted)
     return ftmw_fail(FT_ERR_NONE_POSTED), -1;
   uv_mutex_lock(&st.lock);
+  /* A replica completes the receive the primary's call completed. */
+  int decided = 0, decided_rank = 0;
+  uint64_t decided_seq = 0;
+  if (ftmw_rep_is_replica()) {
+    if (ftmw_rep_decision(&decided_rank, &decided_seq) != 0) {
+      uv_mutex_unlock(&st.lock);
+      return ftmw_fail(FT_ERR_NO_MASTER), -1;
+    }
+    decided = 1;
+  }
   for (;;) {
-    ftmw_msg *m = ftmw_match_posted(&st.arrivals, st.workers, st.W);
+    ftmw_msg *m =
+        !decided ? ftmw_match_posted(&st.arrivals, st.workers, st.W)
+        : decided_seq ? ftmw_match_seq(&st.workers[decided_rank], decided_seq)
+                      : NULL;
     if (m != NULL) {
       ftmw_peer *p = &st.workers[m->source];
       size_t size = ft_type_size(p->post.type);
       *rank = m->source;
       if (too_big(m, (size_t)p->post.count * size, size, NULL)) {
+        if (decided)
+          ftmw_rep_undecide(decided_rank, decided_seq);
         uv_mutex_unlock(&st.lock);
         return ftmw_fail(FT_ERR_TRUNCATE), -1;
       }
       ftmw_match_take(m);
+      ftmw_rep_decide(m->source, m->seq);
+      ftmw_rep_after(p);
       uv_mutex_unlock(&st.lock);
       deliver(m, p->post.buf, size, NULL);
       post_done(p, FT_SUCCESS);
@@ -459,8 +536,11 @@ int ft_waitany(int *rank) {
     }
     for (int r = 1; r <= st.W; r++) {
       ftmw_peer *p = &st.workers[r];
+      if (decided && (r != decided_rank || decided_seq != 0))
+        continue; /* a replica reports only the failure the primary did */
       int rc = p->post.active ? peer_gone_locked(p, "ft_waitany") : FT_SUCCESS;
       if (rc != FT_SUCCESS) {
+        ftmw_rep_decide(r, 0);
         uv_mutex_unlock(&st.lock);
         post_done(p, rc);
         *rank = r;

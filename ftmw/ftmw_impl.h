@@ -45,9 +45,18 @@ typedef struct ftmw_msg {
   ftmw_qnode by_arrival; /* st.arrivals */
   int source;
   int tag;
+  uint64_t seq; /* the sender's sequence number (DATA or COPY) */
   size_t len;
   uint8_t data[];
 } ftmw_msg;
+
+/* Replica: which message the primary's FT_ANY_SOURCE receive or
+ * ft_waitany took (DECIDE), to take the same one. */
+typedef struct ftmw_decision {
+  ftmw_qnode node;
+  int rank;
+  uint64_t seq;
+} ftmw_decision;
 
 struct ftmw_conn;
 struct ftmw_peer;
@@ -92,6 +101,10 @@ typedef struct ftmw_peer {
   int bye;          /* master told us to shut down */
   int bye_clean;    /* ...and that MPI_Finalize is safe */
   int unreported;   /* failed and not yet reported by any call */
+  /* Master replicas (SPEC section 6), for a worker peer: */
+  uint64_t acked_seq; /* replica: the primary's DATA seq the worker ACKed */
+  uint64_t calls;     /* exchanges with this worker so far (every master) */
+  uint64_t done_by[FTMW_MAX_MASTERS]; /* primary: each replica's DONE */
   ftmw_qnode inbox; /* ftmw_msg.by_peer, arrival order */
   char host[FTMW_HOST_MAX];
   int os_pid;
@@ -138,6 +151,7 @@ struct ftmw_state {
   int failure_seen;    /* some process of the job failed */
   int bye_sent;        /* master: finalize has sent BYE */
   int activated;       /* spare: ACTIVATE received (or BYE) */
+  ftmw_qnode decisions; /* replica: ftmw_decision.node, oldest first */
 
   /* I/O thread: */
   uv_loop_t loop;
@@ -186,6 +200,7 @@ static inline uint64_t ftmw_now_ms(void) { return uv_hrtime() / 1000000u; }
 
 #include "launch.h"
 #include "match.h"
+#include "replica.h"
 #include "transport.h"
 
 #endif

@@ -168,6 +168,11 @@ static int read_config(int static_size) {
                "gives the number of workers to start");
       return -1;
     }
+    if (st.M > 0) {
+      ftmw_log("FT_NUM_MASTERS=%d: master replicas in spawn mode are not "
+               "implemented yet; use static mode (ftmwrun --static)", st.M);
+      return -1;
+    }
     if (st.cfg.spares > 0) {
       ftmw_log("FT_SPARES=%d is invalid in spawn mode: spares exist only in "
                "static mode (mpiexec -n 1+W+M+S)",
@@ -378,7 +383,12 @@ static int connect_masters(const char ip[][48], const int32_t *port) {
     return -1;
   ftmw_fault_hit(FTMW_FAULT_INIT);
   uv_mutex_lock(&st.lock);
-  for (int k = 0; k <= last; k++) {
+  /* Last master first, each joined before the next: the primary, which
+   * waits for everyone's HELLO before the job starts, is reached only once
+   * the replicas are, so that no ACKED or COPY for them can be dropped. */
+  uint64_t deadline = ftmw_now_ms() + LAUNCH_WAIT_MS;
+  int alive = 0;
+  for (int k = last; k >= 0; k--) {
     ftmw_op op = {.kind = FTMW_OP_CONNECT, .peer = &st.masters[k]};
     struct sockaddr_in *a = (struct sockaddr_in *)&op.addr;
     if (uv_ip4_addr(ip[k], port[k], a) != 0) {
@@ -389,14 +399,11 @@ static int connect_masters(const char ip[][48], const int32_t *port) {
     st.masters[k].state = FTMW_PEER_LAUNCHING;
     ftmw_transport_submit(&op, 1);
     ftmw_op_wait_locked(&op);
-  }
-  uint64_t deadline = ftmw_now_ms() + LAUNCH_WAIT_MS;
-  int alive = 0;
-  /* A master that already said BYE was reached: the job ended before this
-   * process woke up (an idle spare), and it must now shut down cleanly, or
-   * the others would wait for it in MPI_Finalize. */
-  for (int k = 0; k <= last; k++)
+    /* A master that already said BYE was reached: the job ended before
+     * this process woke up (an idle spare), and it must now shut down
+     * cleanly, or the others would wait for it in MPI_Finalize. */
     alive += wait_joined_locked(&st.masters[k], deadline) || st.masters[k].bye;
+  }
   uv_mutex_unlock(&st.lock);
   if (alive == 0) {
     ftmw_log("%s %d: cannot reach any master", ftmw_role_name(st.role), st.id);

@@ -18,6 +18,16 @@ ftmw_msg *ftmw_match_peer(ftmw_peer *p, int tag) {
   return NULL;
 }
 
+ftmw_msg *ftmw_match_seq(ftmw_peer *p, uint64_t seq) {
+  ftmw_qnode *n;
+  ftmw_q_foreach(n, &p->inbox) {
+    ftmw_msg *m = FTMW_CONTAINER_OF(n, ftmw_msg, by_peer);
+    if (m->seq == seq)
+      return m;
+  }
+  return NULL;
+}
+
 ftmw_msg *ftmw_match_any(ftmw_qnode *arrivals, int tag) {
   ftmw_qnode *n;
   ftmw_q_foreach(n, arrivals) {

@@ -9,6 +9,9 @@ void ftmw_match_push(ftmw_qnode *arrivals, ftmw_peer *p, ftmw_msg *m);
 /* The oldest message from p with tag (or any tag), or NULL. */
 ftmw_msg *ftmw_match_peer(ftmw_peer *p, int tag);
 
+/* The message from p with sequence number seq, or NULL. */
+ftmw_msg *ftmw_match_seq(ftmw_peer *p, uint64_t seq);
+
 /* The oldest message from any source with tag (or any tag), or NULL. */
 ftmw_msg *ftmw_match_any(ftmw_qnode *arrivals, int tag);
 

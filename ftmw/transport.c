@@ -332,6 +332,7 @@ static void on_data(ftmw_conn *c, const ftmw_hdr *h, void *payload) {
   }
   m->source = p->kind == FTMW_ROLE_WORKER ? p->id : 0;
   m->tag = h->tag;
+  m->seq = h->seq;
   m->len = (size_t)h->len;
   /* The application is woken before the ACK is written: on loopback the
    * write runs the receiver's stack inline, and putting it first cost about
@@ -343,8 +344,62 @@ static void on_data(ftmw_conn *c, const ftmw_hdr *h, void *payload) {
   ftmw_match_push(&st.arrivals, p, m);
   uv_cond_signal(&st.cond);
   uv_mutex_unlock(&st.lock);
+  if (h->type == FTMW_FRAME_COPY)
+    return; /* a replica's copy: the worker does not wait for it */
   ftmw_fault_hit(FTMW_FAULT_RECV_ACK);
   send_ctrl(c, FTMW_FRAME_ACK, p->pid_wire, 0, h->seq, 0, NULL, 0);
+  /* A worker tells every live replica that it has the primary's data, so
+   * that their ft_send of the same call completes (SPEC section 6). */
+  if (st.role == FTMW_ROLE_WORKER && p->kind == FTMW_ROLE_MASTER)
+    for (int k = 0; k <= st.M; k++) {
+      ftmw_peer *r = &st.masters[k];
+      if (r != p && r->conn != NULL && r->state == FTMW_PEER_ALIVE)
+        send_ctrl(r->conn, FTMW_FRAME_ACKED, r->pid_wire, h->tag, h->seq, 0,
+                  NULL, 0);
+    }
+}
+
+/* Replica protocol frames (SPEC section 6); st.lock not held. */
+static int on_replica_frame(ftmw_peer *p, const ftmw_hdr *h) {
+  int ok = 1;
+  uv_mutex_lock(&st.lock);
+  switch (h->type) {
+  case FTMW_FRAME_ACKED: /* from a worker, to a replica */
+    if (st.role != FTMW_ROLE_MASTER || p->kind != FTMW_ROLE_WORKER)
+      ok = 0;
+    else if (h->seq > p->acked_seq)
+      p->acked_seq = h->seq;
+    break;
+  case FTMW_FRAME_DONE: /* from a replica, to the primary */
+    if (p->kind != FTMW_ROLE_MASTER || st.role != FTMW_ROLE_MASTER ||
+        h->tag > st.W)
+      ok = 0;
+    else
+      st.workers[h->tag].done_by[p->id] = h->seq;
+    break;
+  default: { /* DECIDE, from the primary */
+    ftmw_decision *d = malloc(sizeof(*d));
+    if (p->kind != FTMW_ROLE_MASTER || h->tag > st.W || d == NULL) {
+      free(d);
+      ok = 0;
+    } else {
+      d->rank = h->tag;
+      d->seq = h->seq;
+      ftmw_q_insert_tail(&st.decisions, &d->node);
+    }
+  }
+  }
+  uv_cond_broadcast(&st.cond);
+  uv_mutex_unlock(&st.lock);
+  if (!ok)
+    peer_down(p, 0, "protocol error: unexpected replica frame");
+  else if (ftmw_trace_enabled())
+    ftmw_trace(h->type == FTMW_FRAME_ACKED  ? "acked"
+               : h->type == FTMW_FRAME_DONE ? "done"
+                                            : "decision",
+               "\"from\":%d,\"tag\":%d,\"seq\":%llu", p->id, h->tag,
+               (unsigned long long)h->seq);
+  return !ok;
 }
 
 /* Returns non-zero when the connection was closed. */
@@ -378,9 +433,21 @@ static int on_frame(void *ctx, const ftmw_hdr *h, void *payload) {
     return 1;
   }
   switch (h->type) {
+  case FTMW_FRAME_COPY: /* only a worker to a replica */
+    if (st.role != FTMW_ROLE_MASTER || p->kind != FTMW_ROLE_WORKER) {
+      if (payload)
+        payload_release(c, payload);
+      peer_down(p, 0, "protocol error: unexpected COPY");
+      return 1;
+    }
+    /* fall through */
   case FTMW_FRAME_DATA:
     on_data(c, h, payload);
     return c->closing;
+  case FTMW_FRAME_ACKED:
+  case FTMW_FRAME_DONE:
+  case FTMW_FRAME_DECIDE:
+    return on_replica_frame(p, h);
   case FTMW_FRAME_ACK: {
     ftmw_op *op = ftmw_q_empty(&p->unacked)
                       ? NULL

@@ -62,12 +62,15 @@ int ftmw_wire_decode(const uint8_t in[FTMW_HDR_SIZE], uint64_t max_payload,
       return FTMW_WIRE_ELEN;
     break;
   case FTMW_FRAME_DATA:
+  case FTMW_FRAME_COPY:
     if (h->len > max_payload)
       return FTMW_WIRE_ELEN;
     if (h->tag < 0)
       return FTMW_WIRE_ETAG;
     break;
   case FTMW_FRAME_ACTIVATE:
+  case FTMW_FRAME_DONE:
+  case FTMW_FRAME_DECIDE:
     if (h->len != 0)
       return FTMW_WIRE_ELEN;
     if (h->tag <= 0)

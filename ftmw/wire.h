@@ -36,7 +36,11 @@
   XX(FIN, 6)       /* the sender's application called ft_finalize */           \
   XX(BYE, 7)       /* master: shut down; flag CLEAN: safe to MPI_Finalize */   \
   XX(ACTIVATE, 8)  /* master to spare: become worker tag, epoch epoch */       \
-  XX(ACTIVATED, 9) /* spare to master: done */
+  XX(ACTIVATED, 9) /* spare to master: done */                              \
+  XX(COPY, 10)     /* worker to replica: the DATA it sent the primary */      \
+  XX(ACKED, 11)    /* worker to replica: it ACKed the primary's DATA seq */   \
+  XX(DONE, 12)     /* replica to primary: its exchange seq with worker tag */ \
+  XX(DECIDE, 13)   /* primary to replica: take worker tag's message seq */
 
 enum ftmw_frame_type {
 #define FTMW_FT_GEN(name, val) FTMW_FRAME_##name = val,

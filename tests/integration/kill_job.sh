@@ -5,7 +5,8 @@
 # CALLS is "any", the master must have reported FAILURES failures (a
 # number, or a range LO-HI),
 # each from an API call matching that extended regex. EXPECT, if set in
-# the environment, is a regex the faulted run's output must also match.
+# the environment, is a regex the faulted run's output must also match;
+# REF_OPTS, if set, replaces FTMWRUN-OPTIONS for the reference run.
 # Usage: kill_job.sh FTMWRUN "FTMWRUN-OPTIONS" FAULT FAILURES RESTORES CALLS
 #                    RESULT-REGEX REFERENCE-PROGRAM PROGRAM [ARGS...]
 set -u
@@ -15,20 +16,20 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 trace=$tmp/trace
 # Each run's output is shown as it comes, so that a run that hangs until
 # run_job.sh's limit still shows how far it got.
-run() { # LABEL PROGRAM ARGS...: runs it with $opts, sets $out and $rc
-  label=$1 program=$2; shift 2
-  echo "== $label: $(basename "$program")"
+run() { # LABEL OPTIONS PROGRAM ARGS...: sets $out and $rc
+  label=$1 o=$2 program=$3; shift 3
+  echo "== $label: $(basename "$program") ($o)"
   # shellcheck disable=SC2086
-  { "$ftmwrun" $opts "$program" "$@" 2>&1; echo $? > "$tmp/rc"; } | tee "$tmp/out" | grep -v PMIX
+  { "$ftmwrun" $o "$program" "$@" 2>&1; echo $? > "$tmp/rc"; } | tee "$tmp/out" | grep -v PMIX
   out=$(cat "$tmp/out") rc=$(cat "$tmp/rc")
 }
 unset FT_FAULT FT_TRACE
-run reference "$ref_prog" "$@"
+run reference "${REF_OPTS:-$opts}" "$ref_prog" "$@"
 [ "$rc" -eq 0 ] || { echo "FAIL: the reference run failed"; exit 1; }
 ref=$out
 [ "$fault" = none ] || export FT_FAULT="$fault"
 export FT_TRACE="$trace"
-run "FT_FAULT=$fault" "$prog" "$@"
+run "FT_FAULT=$fault" "$opts" "$prog" "$@"
 want=$(echo "$ref" | grep -E "$result")
 got=$(echo "$out" | grep -E "$result")
 [ -n "$want" ] && [ "$want" = "$got" ] || { echo "FAIL: result '$got', want '$want' (from $(basename "$ref_prog"))"; exit 1; }
