@@ -24,7 +24,7 @@ expect 0 "SYNOPSIS" "$ftmwrun" --help
 expect 1 "FT_HEARTBEAT_MS" env FT_HEARTBEAT_MS=abc "$ftmwrun" -w 2 "$farm"
 expect 1 "FT_TIMEOUT_MS" env FT_TIMEOUT_MS=10 FT_HEARTBEAT_MS=100 "$ftmwrun" -w 2 "$farm"
 expect 1 "FT_FAULT" env FT_FAULT=nowhere "$ftmwrun" -w 2 "$farm"
-expect 1 "FT_NUM_MASTERS" "$ftmwrun" -w 2 -m 1 "$farm"
+expect 1 "FT_NUM_MASTERS" "$ftmwrun" -w 2 -m 9 "$farm"
 printf 'good\nbad host name!\n' > "${TMPDIR:-/tmp}/ftmw-bad-hosts.$$"
 expect 1 "line 2" env FT_HOSTFILE="${TMPDIR:-/tmp}/ftmw-bad-hosts.$$" "$ftmwrun" -w 2 "$farm"
 rm -f "${TMPDIR:-/tmp}/ftmw-bad-hosts.$$"
