@@ -252,12 +252,24 @@ int ftmw_send(const char *call, const void *buf, int count, FT_Datatype type,
   ftmw_fault_hit(FTMW_FAULT_SEND_ENTER);
   ftmw_op op;
   uv_mutex_lock(&st.lock);
+  if (ftmw_rep_is_replica()) {
+    /* Only the primary sends; a replica waits for the worker's word, and
+     * if the worker dies, for the primary's verdict on the same call. */
+    rc = ftmw_rep_send(p);
+    if (rc == FT_ERR_PEER_FAILED)
+      rc = ftmw_rep_verdict(p) ? FT_SUCCESS : peer_gone_locked(p, call);
+    if (rc == FT_SUCCESS)
+      ftmw_rep_after(p, NULL);
+    else if (rc == FT_ERR_PEER_FAILED)
+      ftmw_rep_failed(p);
+    uv_mutex_unlock(&st.lock);
+    if (rc != FT_SUCCESS)
+      return ftmw_fail(rc);
+    ftmw_ok();
+    return count;
+  }
   rc = peer_gone_locked(p, call);
-  if (rc == FT_SUCCESS && ftmw_rep_is_replica()) {
-    /* Only the primary sends; a replica waits for the worker's word. */
-    if (ftmw_rep_send(p) != FT_SUCCESS)
-      rc = peer_gone_locked(p, call);
-  } else if (rc == FT_SUCCESS) {
+  if (rc == FT_SUCCESS) {
     ftmw_rep_before(p);
     op.seq = ++p->next_seq;
     op.want_ack = 1;
@@ -270,8 +282,10 @@ int ftmw_send(const char *call, const void *buf, int count, FT_Datatype type,
     if (rc == FT_SUCCESS && !is_master())
       ftmw_rep_copy(tag, op.seq, buf, bytes);
   }
-  if (rc == FT_SUCCESS && is_master())
-    ftmw_rep_after(p);
+  if (is_master() && rc == FT_SUCCESS)
+    ftmw_rep_after(p, NULL);
+  else if (is_master() && rc == FT_ERR_PEER_FAILED)
+    ftmw_rep_failed(p);
   uv_mutex_unlock(&st.lock);
   if (rc != FT_SUCCESS)
     return ftmw_fail(rc);
@@ -359,7 +373,7 @@ int ftmw_recv(const char *call, void *buf, int count, FT_Datatype type,
   uv_mutex_lock(&st.lock);
   /* A replica takes the message the primary's FT_ANY_SOURCE receive took,
    * or reports the failure it reported. */
-  int decided = 0, decided_rank = 0;
+  int decided = 0, decided_rank = 0, verdict_asked = 0;
   uint64_t decided_seq = 0;
   if (p == NULL && ftmw_rep_is_replica()) {
     if (ftmw_rep_decision(&decided_rank, &decided_seq) != 0) {
@@ -387,16 +401,23 @@ int ftmw_recv(const char *call, void *buf, int count, FT_Datatype type,
       if (is_master()) {
         if (source == FT_ANY_SOURCE)
           ftmw_rep_decide(m->source, m->seq);
-        ftmw_rep_after(&st.workers[m->source]);
+        ftmw_rep_after(&st.workers[m->source], m);
       }
       uv_mutex_unlock(&st.lock);
       return deliver(m, buf, size, status);
     }
-    if (decided && decided_seq != 0) { /* the copy is on its way */
-      if (p->state == FTMW_PEER_ALIVE || ftmw_match_seq(p, decided_seq)) {
-        ftmw_wait_locked(-1);
+    if (decided && decided_seq != 0 && p->state == FTMW_PEER_ALIVE) {
+      ftmw_wait_locked(-1); /* the copy is on its way */
+      continue;
+    }
+    /* A replica whose worker died before its copy came: the primary's
+     * verdict says whether this call succeeded there (then its data is
+     * queued here now) or reports the failure. */
+    if (p && ftmw_rep_is_replica() && p->state == FTMW_PEER_FAILED &&
+        !verdict_asked && (!decided || decided_seq != 0)) {
+      verdict_asked = 1;
+      if (ftmw_rep_verdict(p))
         continue;
-      }
     }
     int failed_rank = p ? p->id : 0;
     if (p)
@@ -412,6 +433,9 @@ int ftmw_recv(const char *call, void *buf, int count, FT_Datatype type,
         ftmw_rep_decide(failed_rank, 0); /* replicas report it too */
     }
     if (rc != FT_SUCCESS) {
+      if (p && is_master() && rc == FT_ERR_PEER_FAILED &&
+          (!decided || decided_seq != 0))
+        ftmw_rep_failed(p);
       uv_mutex_unlock(&st.lock);
       ftmw_set_status(status, failed_rank, tag, 0, rc);
       return ftmw_fail(rc);
@@ -502,7 +526,7 @@ int ft_waitany(int *rank) {
     return ftmw_fail(FT_ERR_NONE_POSTED), -1;
   uv_mutex_lock(&st.lock);
   /* A replica completes the receive the primary's call completed. */
-  int decided = 0, decided_rank = 0;
+  int decided = 0, decided_rank = 0, verdict_asked = 0;
   uint64_t decided_seq = 0;
   if (ftmw_rep_is_replica()) {
     if (ftmw_rep_decision(&decided_rank, &decided_seq) != 0) {
@@ -528,11 +552,19 @@ int ft_waitany(int *rank) {
       }
       ftmw_match_take(m);
       ftmw_rep_decide(m->source, m->seq);
-      ftmw_rep_after(p);
+      ftmw_rep_after(p, m);
       uv_mutex_unlock(&st.lock);
       deliver(m, p->post.buf, size, NULL);
       post_done(p, FT_SUCCESS);
       return *rank;
+    }
+    if (decided && decided_seq != 0) {
+      ftmw_peer *p = &st.workers[decided_rank];
+      if (p->state == FTMW_PEER_FAILED && !verdict_asked) {
+        verdict_asked = 1; /* its copy will not come: the primary's? */
+        if (ftmw_rep_verdict(p))
+          continue;
+      }
     }
     for (int r = 1; r <= st.W; r++) {
       ftmw_peer *p = &st.workers[r];

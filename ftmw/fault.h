@@ -24,7 +24,11 @@
   XX(SEND_WRITTEN, "send.written") /* DATA written, ACK not yet seen */        \
   XX(SEND_EXIT, "send.exit")       /* ft_send acknowledged, returning */       \
   XX(INIT, "init")                 /* ft_init, before connecting */            \
-  XX(FINALIZE, "finalize")         /* ft_finalize entered */
+  XX(FINALIZE, "finalize")         /* ft_finalize entered */                 \
+  XX(RECV_ACKED, "recv.acked")     /* worker I/O thread: ACKed the primary's  \
+                                      DATA; hit before each replica's ACKED */ \
+  XX(SEND_COPY, "send.copy")       /* worker: the primary ACKed its DATA;     \
+                                      hit before each replica's COPY */
 
 enum ftmw_fault_point {
 #define FTMW_FP_GEN(id, name) FTMW_FAULT_##id,

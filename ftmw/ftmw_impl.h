@@ -105,6 +105,12 @@ typedef struct ftmw_peer {
   uint64_t acked_seq; /* replica: the primary's DATA seq the worker ACKed */
   uint64_t calls;     /* exchanges with this worker so far (every master) */
   uint64_t done_by[FTMW_MAX_MASTERS]; /* primary: each replica's DONE */
+  uint64_t suspect_by[FTMW_MAX_MASTERS]; /* primary: a replica's SUSPECT */
+  uint64_t outcome_n; /* primary: the last exchange's number... */
+  int outcome_ok;     /* ...whether it succeeded... */
+  struct ftmw_msg *kept; /* ...and, for a receive, its data */
+  uint64_t verdict_n; /* replica: the last VERDICT's exchange number... */
+  int verdict_ok;     /* ...and whether the primary's call succeeded */
   ftmw_qnode inbox; /* ftmw_msg.by_peer, arrival order */
   char host[FTMW_HOST_MAX];
   int os_pid;

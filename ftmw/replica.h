@@ -17,9 +17,24 @@ int ftmw_rep_is_replica(void);
  * replica has reported the previous exchange with p done. */
 void ftmw_rep_before(struct ftmw_peer *p);
 
-/* Every master, after an exchange with worker p: counts it; a replica
- * also tells the primary (DONE). */
-void ftmw_rep_after(struct ftmw_peer *p);
+struct ftmw_msg;
+
+/* Every master, after an exchange with worker p that succeeded (m: the
+ * message received, NULL for a send) or reported p's failure: counts it;
+ * a replica tells the primary (DONE); the primary keeps the outcome (and
+ * a copy of m) to answer replicas that suspect that exchange. */
+void ftmw_rep_after(struct ftmw_peer *p, const struct ftmw_msg *m);
+void ftmw_rep_failed(struct ftmw_peer *p);
+
+/* Replica, when worker p failed during its exchange: asks the primary
+ * (SUSPECT) and waits for its VERDICT. 1: the primary's exchange
+ * succeeded (for a receive, its data is queued by now): complete this one
+ * too; 0: report the failure from this call. */
+int ftmw_rep_verdict(struct ftmw_peer *p);
+
+/* Primary: answers the replicas' SUSPECTs whose exchange has ended. Called
+ * wherever the primary waits. */
+void ftmw_rep_serve(void);
 
 /* Replica's ft_send to worker p: sends nothing, waits until the worker
  * has acknowledged the primary's DATA of the same call. Returns

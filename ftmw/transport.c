@@ -43,6 +43,7 @@ static void conn_close(ftmw_conn *c);
 /* --- waking the application thread ------------------------------------ */
 
 int ftmw_wait_locked(int64_t ms) {
+  ftmw_rep_serve(); /* a primary answers its replicas while it waits */
   if (ms < 0) {
     uv_cond_wait(&st.cond, &st.lock);
     return 0;
@@ -353,10 +354,46 @@ static void on_data(ftmw_conn *c, const ftmw_hdr *h, void *payload) {
   if (st.role == FTMW_ROLE_WORKER && p->kind == FTMW_ROLE_MASTER)
     for (int k = 0; k <= st.M; k++) {
       ftmw_peer *r = &st.masters[k];
-      if (r != p && r->conn != NULL && r->state == FTMW_PEER_ALIVE)
-        send_ctrl(r->conn, FTMW_FRAME_ACKED, r->pid_wire, h->tag, h->seq, 0,
-                  NULL, 0);
+      if (r == p || r->conn == NULL || r->state != FTMW_PEER_ALIVE)
+        continue;
+      ftmw_fault_hit(FTMW_FAULT_RECV_ACKED); /* once before each replica */
+      send_ctrl(r->conn, FTMW_FRAME_ACKED, r->pid_wire, h->tag, h->seq, 0,
+                NULL, 0);
     }
+}
+
+/* KEPT, primary to replica: the data a worker sent the primary before
+ * dying, queued as if the worker's COPY had come. */
+static int on_kept(ftmw_conn *c, const ftmw_hdr *h, void *payload) {
+  ftmw_peer *p = c->peer;
+  const uint8_t *b = payload;
+  uint32_t rank = payload ? (uint32_t)b[0] | (uint32_t)b[1] << 8 |
+                                (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24
+                          : 0;
+  size_t len = (size_t)h->len - 4;
+  ftmw_msg *m = NULL;
+  if (p->kind == FTMW_ROLE_MASTER && st.role == FTMW_ROLE_MASTER &&
+      rank >= 1 && (int)rank <= st.W)
+    m = malloc(sizeof(*m) + len);
+  if (m == NULL) {
+    if (payload)
+      payload_release(c, payload);
+    peer_down(p, 0, "protocol error: bad KEPT");
+    return 1;
+  }
+  m->source = (int)rank;
+  m->tag = h->tag;
+  m->seq = h->seq;
+  m->len = len;
+  memcpy(m->data, b + 4, len);
+  payload_release(c, payload);
+  uv_mutex_lock(&st.lock);
+  ftmw_match_push(&st.arrivals, &st.workers[rank], m);
+  uv_cond_broadcast(&st.cond);
+  uv_mutex_unlock(&st.lock);
+  ftmw_trace("kept", "\"worker\":%u,\"seq\":%llu", rank,
+             (unsigned long long)h->seq);
+  return 0;
 }
 
 /* Replica protocol frames (SPEC section 6); st.lock not held. */
@@ -371,11 +408,23 @@ static int on_replica_frame(ftmw_peer *p, const ftmw_hdr *h) {
       p->acked_seq = h->seq;
     break;
   case FTMW_FRAME_DONE: /* from a replica, to the primary */
+  case FTMW_FRAME_SUSPECT:
     if (p->kind != FTMW_ROLE_MASTER || st.role != FTMW_ROLE_MASTER ||
         h->tag > st.W)
       ok = 0;
-    else
+    else if (h->type == FTMW_FRAME_DONE)
       st.workers[h->tag].done_by[p->id] = h->seq;
+    else
+      st.workers[h->tag].suspect_by[p->id] = h->seq;
+    break;
+  case FTMW_FRAME_VERDICT: /* from the primary, to a replica */
+    if (p->kind != FTMW_ROLE_MASTER || st.role != FTMW_ROLE_MASTER ||
+        h->tag > st.W)
+      ok = 0;
+    else {
+      st.workers[h->tag].verdict_n = h->seq;
+      st.workers[h->tag].verdict_ok = (h->flags & FTMW_FLAG_OK) != 0;
+    }
     break;
   default: { /* DECIDE, from the primary */
     ftmw_decision *d = malloc(sizeof(*d));
@@ -394,11 +443,14 @@ static int on_replica_frame(ftmw_peer *p, const ftmw_hdr *h) {
   if (!ok)
     peer_down(p, 0, "protocol error: unexpected replica frame");
   else if (ftmw_trace_enabled())
-    ftmw_trace(h->type == FTMW_FRAME_ACKED  ? "acked"
-               : h->type == FTMW_FRAME_DONE ? "done"
-                                            : "decision",
-               "\"from\":%d,\"tag\":%d,\"seq\":%llu", p->id, h->tag,
-               (unsigned long long)h->seq);
+    ftmw_trace(h->type == FTMW_FRAME_ACKED     ? "acked"
+               : h->type == FTMW_FRAME_DONE    ? "done"
+               : h->type == FTMW_FRAME_SUSPECT ? "suspect"
+               : h->type == FTMW_FRAME_VERDICT ? "verdict"
+                                               : "decision",
+               "\"from\":%d,\"worker\":%d,\"call\":%llu,\"ok\":%d", p->id,
+               h->tag, (unsigned long long)h->seq,
+               (h->flags & FTMW_FLAG_OK) != 0);
   return !ok;
 }
 
@@ -447,7 +499,11 @@ static int on_frame(void *ctx, const ftmw_hdr *h, void *payload) {
   case FTMW_FRAME_ACKED:
   case FTMW_FRAME_DONE:
   case FTMW_FRAME_DECIDE:
+  case FTMW_FRAME_SUSPECT:
+  case FTMW_FRAME_VERDICT:
     return on_replica_frame(p, h);
+  case FTMW_FRAME_KEPT:
+    return on_kept(c, h, payload);
   case FTMW_FRAME_ACK: {
     ftmw_op *op = ftmw_q_empty(&p->unacked)
                       ? NULL
@@ -526,7 +582,8 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
     uv_mutex_lock(&st.lock);
     int done = (p->kind == FTMW_ROLE_WORKER && p->fin && st.bye_sent) ||
                (p->kind == FTMW_ROLE_SPARE && st.bye_sent) ||
-               (p->kind == FTMW_ROLE_MASTER && p->bye);
+               (p->kind == FTMW_ROLE_MASTER &&
+                (p->bye || (p->fin && st.bye_sent))); /* a replica, done */
     uv_mutex_unlock(&st.lock);
     char why[96];
     snprintf(why, sizeof(why), "connection lost (%s)",

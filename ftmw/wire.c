@@ -54,13 +54,20 @@ int ftmw_wire_decode(const uint8_t in[FTMW_HDR_SIZE], uint64_t max_payload,
   h->len = get64(in + 32);
   if (h->type == 0 || h->type >= FTMW_FRAME_TYPE_MAX)
     return FTMW_WIRE_ETYPE;
-  if (h->flags & ~(uint16_t)(h->type == FTMW_FRAME_BYE ? FTMW_FLAG_ALL : 0))
+  if (h->flags & ~(uint16_t)(h->type == FTMW_FRAME_BYE ||
+                                     h->type == FTMW_FRAME_VERDICT
+                                 ? FTMW_FLAG_ALL
+                                 : 0))
     return FTMW_WIRE_EFLAGS;
   switch (h->type) {
   case FTMW_FRAME_HELLO:
     if (h->len != FTMW_HELLO_SIZE)
       return FTMW_WIRE_ELEN;
     break;
+  case FTMW_FRAME_KEPT:
+    if (h->len < 4)
+      return FTMW_WIRE_ELEN;
+    /* fall through */
   case FTMW_FRAME_DATA:
   case FTMW_FRAME_COPY:
     if (h->len > max_payload)
@@ -71,6 +78,8 @@ int ftmw_wire_decode(const uint8_t in[FTMW_HDR_SIZE], uint64_t max_payload,
   case FTMW_FRAME_ACTIVATE:
   case FTMW_FRAME_DONE:
   case FTMW_FRAME_DECIDE:
+  case FTMW_FRAME_SUSPECT:
+  case FTMW_FRAME_VERDICT:
     if (h->len != 0)
       return FTMW_WIRE_ELEN;
     if (h->tag <= 0)

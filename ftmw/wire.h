@@ -40,7 +40,10 @@
   XX(COPY, 10)     /* worker to replica: the DATA it sent the primary */      \
   XX(ACKED, 11)    /* worker to replica: it ACKed the primary's DATA seq */   \
   XX(DONE, 12)     /* replica to primary: its exchange seq with worker tag */ \
-  XX(DECIDE, 13)   /* primary to replica: take worker tag's message seq */
+  XX(DECIDE, 13)   /* primary to replica: take worker tag's message seq */   \
+  XX(SUSPECT, 14)  /* replica to primary: worker tag died in my call seq */   \
+  XX(VERDICT, 15)  /* primary to replica: call seq with worker tag: flag OK */\
+  XX(KEPT, 16)     /* primary to replica: worker's data (rank, then data) */
 
 enum ftmw_frame_type {
 #define FTMW_FT_GEN(name, val) FTMW_FRAME_##name = val,
@@ -50,6 +53,7 @@ enum ftmw_frame_type {
 };
 
 #define FTMW_FLAG_CLEAN 0x1u /* BYE: no process failed; MPI_Finalize is safe */
+#define FTMW_FLAG_OK 0x1u    /* VERDICT: the primary's call succeeded */
 #define FTMW_FLAG_ALL 0x1u
 
 typedef struct {
