@@ -22,10 +22,8 @@ void ftmw_rep_before(ftmw_peer *p) {
   if (!primary_with_replicas() || p->calls == 0)
     return;
   for (int k = 0; k <= st.M; k++)
-    while (replica_alive(k) && p->done_by[k] < p->calls) {
-      ftmw_rep_serve();
-      ftmw_wait_locked(-1);
-    }
+    while (replica_alive(k) && p->done_by[k] < p->calls)
+      ftmw_wait_locked(-1); /* which answers the replicas' SUSPECTs */
 }
 
 /* Sends a frame without payload or ACK to master k and waits until it is
@@ -97,18 +95,22 @@ static void answer(ftmw_peer *p, int k) {
              "\"ok\":%d", k, p->id, (unsigned long long)n, ok);
 }
 
-void ftmw_rep_serve(void) {
+int ftmw_rep_serve(void) {
   static int serving;
   if (!primary_with_replicas() || serving)
-    return;
+    return 0;
   serving = 1;
+  int n = 0;
   for (int r = 1; r <= st.W; r++) {
     ftmw_peer *p = &st.workers[r];
     for (int k = 0; k <= st.M; k++)
-      if (p->suspect_by[k] != 0 && p->suspect_by[k] <= p->outcome_n)
+      if (p->suspect_by[k] != 0 && p->suspect_by[k] <= p->outcome_n) {
         answer(p, k);
+        n++;
+      }
   }
   serving = 0;
+  return n;
 }
 
 int ftmw_rep_verdict(ftmw_peer *p) {
@@ -127,7 +129,6 @@ int ftmw_rep_verdict(ftmw_peer *p) {
 int ftmw_rep_send(ftmw_peer *p) {
   uint64_t seq = ++p->next_seq;
   while (p->acked_seq < seq) {
-    ftmw_rep_serve();
     if (p->state != FTMW_PEER_ALIVE)
       return p->state == FTMW_PEER_FAILED ? FT_ERR_PEER_FAILED
                                           : FT_ERR_PEER_FINALIZED;

@@ -32,9 +32,11 @@ void ftmw_rep_failed(struct ftmw_peer *p);
  * too; 0: report the failure from this call. */
 int ftmw_rep_verdict(struct ftmw_peer *p);
 
-/* Primary: answers the replicas' SUSPECTs whose exchange has ended. Called
- * wherever the primary waits. */
-void ftmw_rep_serve(void);
+/* Primary: answers the replicas' SUSPECTs whose exchange has ended.
+ * Called by ftmw_wait_locked, so wherever the primary waits. Returns how
+ * many it answered (the caller then re-checks what it waits for: wake-ups
+ * may have come while it was answering). */
+int ftmw_rep_serve(void);
 
 /* Replica's ft_send to worker p: sends nothing, waits until the worker
  * has acknowledged the primary's DATA of the same call. Returns

@@ -43,7 +43,10 @@ static void conn_close(ftmw_conn *c);
 /* --- waking the application thread ------------------------------------ */
 
 int ftmw_wait_locked(int64_t ms) {
-  ftmw_rep_serve(); /* a primary answers its replicas while it waits */
+  /* A primary answers its replicas while it waits; answering waits for
+   * writes, and a wake-up meant for the caller may have come meanwhile. */
+  if (ftmw_rep_serve() > 0)
+    return 0;
   if (ms < 0) {
     uv_cond_wait(&st.cond, &st.lock);
     return 0;
