@@ -265,6 +265,7 @@ int ftmw_send(const char *call, const void *buf, int count, FT_Datatype type,
     uv_mutex_unlock(&st.lock);
     if (rc != FT_SUCCESS)
       return ftmw_fail(rc);
+    ftmw_fault_hit(FTMW_FAULT_SEND_EXIT);
     ftmw_ok();
     return count;
   }
