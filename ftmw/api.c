@@ -177,6 +177,12 @@ static void free_all(void) {
   for (int r = 0; r <= st.W; r++) {
     ftmw_match_drop(&st.workers[r]);
     ftmw_mslog_clear(&st.workers[r].log);
+    free(st.workers[r].kept);
+  }
+  while (!ftmw_q_empty(&st.decisions)) {
+    ftmw_qnode *n = ftmw_q_head(&st.decisions);
+    ftmw_q_remove(n);
+    free(FTMW_CONTAINER_OF(n, ftmw_decision, node));
   }
   for (int k = 0; k <= st.M; k++)
     ftmw_match_drop(&st.masters[k]);
@@ -193,35 +199,42 @@ int ft_finalize(void) {
     return ftmw_fail(FT_ERR_NOT_INITIALIZED);
   ftmw_fault_hit(FTMW_FAULT_FINALIZE);
   ftmw_trace("finalize", NULL);
-  int clean;
+  int clean = 0;
   uv_mutex_lock(&st.lock);
-  if (is_master() && st.id != st.primary) {
-    /* A replica: FIN to the workers and the primary, then the primary's
-     * BYE says whether MPI_Finalize is safe. */
-    ftmw_peer *m = &st.masters[st.primary];
+  if (is_master()) {
+    ftmw_rep_serve(); /* whoever took over does so before the FINs */
+    /* FIN: no more data from us. A replica also tells every master, so
+     * that whichever is primary at the end knows, and waits for the
+     * primary's BYE, unless it becomes primary meanwhile. */
     broadcast_locked(st.workers, 1, st.W, FTMW_FRAME_FIN, 0);
-    broadcast_locked(st.masters, st.primary, st.primary, FTMW_FRAME_FIN, 0);
-    while (m->state == FTMW_PEER_ALIVE && !m->bye)
+    if (st.id != st.primary)
+      broadcast_locked(st.masters, 0, st.M, FTMW_FRAME_FIN, 0);
+    while (st.id != st.primary && !st.masters[st.primary].bye)
       ftmw_wait_locked(-1);
-    clean = m->bye && m->bye_clean;
-  } else if (is_master()) {
-    /* FIN: no more data from us; wait for each live worker's and replica's
-     * FIN (one that dies meanwhile is skipped); then BYE tells them whether
-     * every process is known to reach MPI_Finalize. */
-    broadcast_locked(st.workers, 1, st.W, FTMW_FRAME_FIN, 0);
-    while (!workers_finished_locked() || !replicas_finished_locked())
-      ftmw_wait_locked(-1);
-    clean = !st.failure_seen;
-    st.bye_sent = 1;
-    unsigned flags = clean ? FTMW_FLAG_CLEAN : 0;
-    broadcast_locked(st.workers, 1, st.W, FTMW_FRAME_BYE, flags);
-    broadcast_locked(st.spares, 0, st.S - 1, FTMW_FRAME_BYE, flags);
-    broadcast_locked(st.masters, 0, st.M, FTMW_FRAME_BYE, flags);
+    if (st.id != st.primary) {
+      clean = st.masters[st.primary].bye_clean;
+    } else {
+      /* The primary waits for each live worker's and replica's FIN (one
+       * that dies meanwhile is skipped); then BYE tells them whether every
+       * process is known to reach MPI_Finalize. */
+      while (!workers_finished_locked() || !replicas_finished_locked())
+        ftmw_wait_locked(-1);
+      clean = !st.failure_seen;
+      st.bye_sent = 1;
+      unsigned flags = clean ? FTMW_FLAG_CLEAN : 0;
+      broadcast_locked(st.workers, 1, st.W, FTMW_FRAME_BYE, flags);
+      broadcast_locked(st.spares, 0, st.S - 1, FTMW_FRAME_BYE, flags);
+      broadcast_locked(st.masters, 0, st.M, FTMW_FRAME_BYE, flags);
+    }
   } else {
-    ftmw_peer *m = &st.masters[st.primary];
+    /* A worker or spare: FIN to every master, then the BYE of whichever
+     * is primary (or every master is gone). */
     broadcast_locked(st.masters, 0, st.M, FTMW_FRAME_FIN, 0);
-    while (m->state == FTMW_PEER_ALIVE && !m->bye)
+    ftmw_peer *m = &st.masters[st.primary];
+    while (m->state == FTMW_PEER_ALIVE && !m->bye) {
       ftmw_wait_locked(-1);
+      m = &st.masters[st.primary];
+    }
     clean = m->bye && m->bye_clean;
   }
   uv_mutex_unlock(&st.lock);
@@ -235,6 +248,36 @@ int ft_finalize(void) {
 }
 
 /* --- send ----------------------------------------------------------------- */
+
+/* Sends DATA number seq to p and waits for its ACK (st.lock held); the
+ * master that acknowledged goes to *acker. A worker whose primary dies
+ * first sends it again to the master that takes over (which drops it if
+ * it already had it). Returns FT_SUCCESS or the error to report. */
+static int send_data_locked(const char *call, ftmw_peer *p, uint64_t seq,
+                            int tag, const void *buf, size_t bytes,
+                            int *acker) {
+  for (;;) {
+    ftmw_op op = {.seq = seq, .want_ack = 1};
+    ftmw_op_frame(&op, p, FTMW_FRAME_DATA, tag, 0, buf, bytes);
+    ftmw_transport_submit(&op, 1);
+    if (ftmw_op_wait_locked(&op) == FT_SUCCESS) {
+      if (acker)
+        *acker = p->id;
+      return FT_SUCCESS;
+    }
+    if (!is_master()) {
+      while (p->state == FTMW_PEER_ALIVE) /* a failed write comes first */
+        ftmw_wait_locked(-1);
+      ftmw_peer *next = peer_of(0);
+      if (next != p && next->state == FTMW_PEER_ALIVE) {
+        p = next;
+        continue;
+      }
+    }
+    int rc = peer_gone_locked(p, call);
+    return rc != FT_SUCCESS ? rc : FT_ERR_PEER_FAILED;
+  }
+}
 
 int ftmw_send(const char *call, const void *buf, int count, FT_Datatype type,
               int dest, int tag) {
@@ -250,43 +293,39 @@ int ftmw_send(const char *call, const void *buf, int count, FT_Datatype type,
   if (p == NULL)
     return 0;
   ftmw_fault_hit(FTMW_FAULT_SEND_ENTER);
-  ftmw_op op;
   uv_mutex_lock(&st.lock);
-  if (ftmw_rep_is_replica()) {
-    /* Only the primary sends; a replica waits for the worker's word, and
-     * if the worker dies, for the primary's verdict on the same call. */
-    rc = ftmw_rep_send(p);
-    if (rc == FT_ERR_PEER_FAILED)
-      rc = ftmw_rep_verdict(p) ? FT_SUCCESS : peer_gone_locked(p, call);
+  if (is_master()) {
+    /* Every master numbers its sends to p alike, sent or not: a replica
+     * waits for the worker's ACKED of the same number. */
+    uint64_t seq = ++p->next_seq;
+    rc = FTMW_REP_SEND_SELF;
+    if (ftmw_rep_is_replica()) {
+      /* Only the primary sends; a replica waits for the worker's word, and
+       * if the worker dies, for the primary's verdict on the same call. */
+      rc = ftmw_rep_send(p, seq);
+      if (rc == FT_ERR_PEER_FAILED)
+        rc = ftmw_rep_verdict(p) ? FT_SUCCESS : peer_gone_locked(p, call);
+    }
+    if (rc == FTMW_REP_SEND_SELF) {
+      rc = peer_gone_locked(p, call);
+      if (rc == FT_SUCCESS) {
+        ftmw_rep_before(p);
+        rc = send_data_locked(call, p, seq, tag, buf, bytes, NULL);
+      }
+    }
     if (rc == FT_SUCCESS)
       ftmw_rep_after(p, NULL);
     else if (rc == FT_ERR_PEER_FAILED)
       ftmw_rep_failed(p);
-    uv_mutex_unlock(&st.lock);
-    if (rc != FT_SUCCESS)
-      return ftmw_fail(rc);
-    ftmw_fault_hit(FTMW_FAULT_SEND_EXIT);
-    ftmw_ok();
-    return count;
+  } else {
+    int acker;
+    uint64_t seq = ++st.tx_seq;
+    rc = peer_gone_locked(p, call);
+    if (rc == FT_SUCCESS)
+      rc = send_data_locked(call, p, seq, tag, buf, bytes, &acker);
+    if (rc == FT_SUCCESS)
+      ftmw_rep_copy(acker, tag, seq, buf, bytes);
   }
-  rc = peer_gone_locked(p, call);
-  if (rc == FT_SUCCESS) {
-    ftmw_rep_before(p);
-    op.seq = ++p->next_seq;
-    op.want_ack = 1;
-    ftmw_op_frame(&op, p, FTMW_FRAME_DATA, tag, 0, buf, bytes);
-    ftmw_transport_submit(&op, 1);
-    if (ftmw_op_wait_locked(&op) != FT_SUCCESS)
-      rc = peer_gone_locked(p, call);
-    if (rc == FT_SUCCESS && op.failed)
-      rc = FT_ERR_PEER_FAILED;
-    if (rc == FT_SUCCESS && !is_master())
-      ftmw_rep_copy(tag, op.seq, buf, bytes);
-  }
-  if (is_master() && rc == FT_SUCCESS)
-    ftmw_rep_after(p, NULL);
-  else if (is_master() && rc == FT_ERR_PEER_FAILED)
-    ftmw_rep_failed(p);
   uv_mutex_unlock(&st.lock);
   if (rc != FT_SUCCESS)
     return ftmw_fail(rc);
@@ -302,14 +341,17 @@ int ft_send(const void *buf, int count, FT_Datatype type, int dest, int tag) {
 
 /* --- receive -------------------------------------------------------------- */
 
-/* Copies m into buf and frees it (st.lock not held: m is unlinked). */
-static int deliver(ftmw_msg *m, void *buf, size_t size, FT_Status *status) {
+/* Copies m into buf and frees it unless the replica protocol keeps it
+ * (st.lock not held: m is unlinked, and only this thread uses kept data). */
+static int deliver(ftmw_msg *m, int kept, void *buf, size_t size,
+                   FT_Status *status) {
   int n = (int)(m->len / size);
   if (m->len)
     memcpy(buf, m->data, m->len);
   trace_data("received", m->source, m->tag, m->len);
   ftmw_set_status(status, m->source, m->tag, n, FT_SUCCESS);
-  free(m);
+  if (!kept)
+    free(m);
   ftmw_fault_hit(FTMW_FAULT_RECV_EXIT);
   ftmw_ok();
   return n;
@@ -376,46 +418,45 @@ int ftmw_recv(const char *call, void *buf, int count, FT_Datatype type,
    * or reports the failure it reported. */
   int decided = 0, decided_rank = 0, verdict_asked = 0;
   uint64_t decided_seq = 0;
-  if (p == NULL && ftmw_rep_is_replica()) {
-    if (ftmw_rep_decision(&decided_rank, &decided_seq) != 0) {
-      uv_mutex_unlock(&st.lock);
-      ftmw_set_status(status, source, tag, 0, FT_ERR_NO_MASTER);
-      return ftmw_fail(FT_ERR_NO_MASTER);
-    }
+  if (p == NULL &&
+      ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &decided_rank, &decided_seq)) {
     decided = 1;
     p = &st.workers[decided_rank];
   }
   if (p && is_master())
     ftmw_rep_before(p);
   for (;;) {
+    if (!is_master())
+      p = peer_of(0); /* the primary may change while we wait */
     ftmw_msg *m = decided ? (decided_seq ? ftmw_match_seq(p, decided_seq) : NULL)
-                  : p     ? ftmw_match_peer(p, tag)
+                  : p     ? ftmw_match_peer(is_master() ? p : &st.masters[0], tag)
                           : ftmw_match_any(&st.arrivals, tag);
     if (m != NULL) {
       if (too_big(m, bytes, size, status)) {
         if (decided) /* the retry with a larger buffer takes it */
-          ftmw_rep_undecide(decided_rank, decided_seq);
+          ftmw_rep_unfollow(FTMW_DECIDE_RECV, decided_rank, decided_seq);
         uv_mutex_unlock(&st.lock);
         return ftmw_fail(FT_ERR_TRUNCATE);
       }
       ftmw_match_take(m);
+      int kept = 0;
       if (is_master()) {
-        if (source == FT_ANY_SOURCE)
-          ftmw_rep_decide(m->source, m->seq);
-        ftmw_rep_after(&st.workers[m->source], m);
+        if (source == FT_ANY_SOURCE && !decided)
+          ftmw_rep_decide(FTMW_DECIDE_RECV, m->source, m->seq);
+        kept = ftmw_rep_after(&st.workers[m->source], m);
       }
       uv_mutex_unlock(&st.lock);
-      return deliver(m, buf, size, status);
+      return deliver(m, kept, buf, size, status);
     }
     if (decided && decided_seq != 0 && p->state == FTMW_PEER_ALIVE) {
       ftmw_wait_locked(-1); /* the copy is on its way */
       continue;
     }
-    /* A replica whose worker died before its copy came: the primary's
+    /* A master whose worker died before its copy came: the primary's
      * verdict says whether this call succeeded there (then its data is
      * queued here now) or reports the failure. */
-    if (p && ftmw_rep_is_replica() && p->state == FTMW_PEER_FAILED &&
-        !verdict_asked && (!decided || decided_seq != 0)) {
+    if (p && is_master() && p->state == FTMW_PEER_FAILED && !verdict_asked &&
+        (!decided || decided_seq != 0)) {
       verdict_asked = 1;
       if (ftmw_rep_verdict(p))
         continue;
@@ -430,8 +471,8 @@ int ftmw_recv(const char *call, void *buf, int count, FT_Datatype type,
         rc = peer_gone_locked(u, call);
       } else
         rc = any_source_hopeless_locked(&failed_rank);
-      if (rc == FT_ERR_PEER_FAILED)
-        ftmw_rep_decide(failed_rank, 0); /* replicas report it too */
+      if (rc == FT_ERR_PEER_FAILED) /* replicas report it too */
+        ftmw_rep_decide(FTMW_DECIDE_RECV, failed_rank, 0);
     }
     if (rc != FT_SUCCESS) {
       if (p && is_master() && rc == FT_ERR_PEER_FAILED &&
@@ -529,13 +570,8 @@ int ft_waitany(int *rank) {
   /* A replica completes the receive the primary's call completed. */
   int decided = 0, decided_rank = 0, verdict_asked = 0;
   uint64_t decided_seq = 0;
-  if (ftmw_rep_is_replica()) {
-    if (ftmw_rep_decision(&decided_rank, &decided_seq) != 0) {
-      uv_mutex_unlock(&st.lock);
-      return ftmw_fail(FT_ERR_NO_MASTER), -1;
-    }
+  if (ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &decided_rank, &decided_seq))
     decided = 1;
-  }
   for (;;) {
     ftmw_msg *m =
         !decided ? ftmw_match_posted(&st.arrivals, st.workers, st.W)
@@ -547,15 +583,16 @@ int ft_waitany(int *rank) {
       *rank = m->source;
       if (too_big(m, (size_t)p->post.count * size, size, NULL)) {
         if (decided)
-          ftmw_rep_undecide(decided_rank, decided_seq);
+          ftmw_rep_unfollow(FTMW_DECIDE_RECV, decided_rank, decided_seq);
         uv_mutex_unlock(&st.lock);
         return ftmw_fail(FT_ERR_TRUNCATE), -1;
       }
       ftmw_match_take(m);
-      ftmw_rep_decide(m->source, m->seq);
-      ftmw_rep_after(p, m);
+      if (!decided)
+        ftmw_rep_decide(FTMW_DECIDE_RECV, m->source, m->seq);
+      int kept = ftmw_rep_after(p, m);
       uv_mutex_unlock(&st.lock);
-      deliver(m, p->post.buf, size, NULL);
+      deliver(m, kept, p->post.buf, size, NULL);
       post_done(p, FT_SUCCESS);
       return *rank;
     }
@@ -573,7 +610,8 @@ int ft_waitany(int *rank) {
         continue; /* a replica reports only the failure the primary did */
       int rc = p->post.active ? peer_gone_locked(p, "ft_waitany") : FT_SUCCESS;
       if (rc != FT_SUCCESS) {
-        ftmw_rep_decide(r, 0);
+        if (!decided)
+          ftmw_rep_decide(FTMW_DECIDE_RECV, r, 0);
         uv_mutex_unlock(&st.lock);
         post_done(p, rc);
         *rank = r;
@@ -586,6 +624,14 @@ int ft_waitany(int *rank) {
 
 /* --- failure queries and restore ---------------------------------------- */
 
+/* A replica told by the primary that worker p failed waits until it sees
+ * the failure too (it will: the worker is gone), so that the calls that
+ * follow, such as ft_restore, find it failed here as well. */
+static void await_failure_locked(ftmw_peer *p) {
+  while (p->state == FTMW_PEER_ALIVE)
+    ftmw_wait_locked(-1);
+}
+
 int ft_test(int rank) {
   if (!st.initialized)
     return ftmw_fail(FT_ERR_NOT_INITIALIZED);
@@ -593,7 +639,17 @@ int ft_test(int rank) {
   if (p == NULL)
     return 0;
   uv_mutex_lock(&st.lock);
-  int failed = p->state == FTMW_PEER_FAILED;
+  int failed, r;
+  uint64_t v;
+  if (is_master() && ftmw_rep_follow(FTMW_DECIDE_TEST, rank, &r, &v)) {
+    failed = v != 0;
+    if (failed)
+      await_failure_locked(p);
+  } else {
+    failed = p->state == FTMW_PEER_FAILED;
+    if (is_master())
+      ftmw_rep_decide(FTMW_DECIDE_TEST, rank, (uint64_t)failed);
+  }
   if (failed)
     p->unreported = 0;
   uv_mutex_unlock(&st.lock);
@@ -608,12 +664,19 @@ int ft_testany(void) {
     return ftmw_fail(FT_ERR_ROLE);
   ftmw_ok();
   int found = 0;
+  uint64_t v;
   uv_mutex_lock(&st.lock);
-  for (int r = 1; r <= st.W && !found; r++)
-    if (st.workers[r].state == FTMW_PEER_FAILED) {
-      st.workers[r].unreported = 0;
-      found = r;
-    }
+  if (ftmw_rep_follow(FTMW_DECIDE_TESTANY, -1, &found, &v)) {
+    if (found)
+      await_failure_locked(&st.workers[found]);
+  } else {
+    for (int r = 1; r <= st.W && !found; r++)
+      if (st.workers[r].state == FTMW_PEER_FAILED)
+        found = r;
+    ftmw_rep_decide(FTMW_DECIDE_TESTANY, found, 0);
+  }
+  if (found)
+    st.workers[found].unreported = 0;
   uv_mutex_unlock(&st.lock);
   return found;
 }

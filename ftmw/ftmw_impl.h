@@ -50,12 +50,14 @@ typedef struct ftmw_msg {
   uint8_t data[];
 } ftmw_msg;
 
-/* Replica: which message the primary's FT_ANY_SOURCE receive or
- * ft_waitany took (DECIDE), to take the same one. */
+/* A nondeterministic call's outcome as the primary decided it (DECIDE):
+ * replicas make their call give the same (see wire.h for the fields). */
 typedef struct ftmw_decision {
   ftmw_qnode node;
+  int kind; /* FTMW_DECIDE_* */
   int rank;
-  uint64_t seq;
+  uint64_t value;
+  uint64_t number; /* decisions are numbered from 1 in every master */
 } ftmw_decision;
 
 struct ftmw_conn;
@@ -101,6 +103,8 @@ typedef struct ftmw_peer {
   int bye;          /* master told us to shut down */
   int bye_clean;    /* ...and that MPI_Finalize is safe */
   int unreported;   /* failed and not yet reported by any call */
+  int welcomed;     /* a master we connected to accepted us (even if it
+                       died right after) */
   /* Master replicas (SPEC section 6), for a worker peer: */
   uint64_t acked_seq; /* replica: the primary's DATA seq the worker ACKed */
   uint64_t calls;     /* exchanges with this worker so far (every master) */
@@ -111,6 +115,9 @@ typedef struct ftmw_peer {
   struct ftmw_msg *kept; /* ...and, for a receive, its data */
   uint64_t verdict_n; /* replica: the last VERDICT's exchange number... */
   int verdict_ok;     /* ...and whether the primary's call succeeded */
+  uint64_t answered_n; /* primary: the last exchange it gave a verdict on */
+  uint64_t rx_seq;     /* master: the last DATA/COPY seq queued from this */
+  uint32_t rx_epoch;   /* ...worker incarnation (duplicates are dropped) */
   ftmw_qnode inbox; /* ftmw_msg.by_peer, arrival order */
   char host[FTMW_HOST_MAX];
   int os_pid;
@@ -157,7 +164,14 @@ struct ftmw_state {
   int failure_seen;    /* some process of the job failed */
   int bye_sent;        /* master: finalize has sent BYE */
   int activated;       /* spare: ACTIVATE received (or BYE) */
-  ftmw_qnode decisions; /* replica: ftmw_decision.node, oldest first */
+  /* Master replicas (SPEC section 6): */
+  ftmw_qnode decisions;   /* replica: ftmw_decision.node, oldest first */
+  uint64_t dec_taken;     /* master: decisions its calls made or followed */
+  uint64_t dec_rcvd;      /* replica: the last decision number received */
+  ftmw_decision dec_last; /* ...and that decision, resent on a takeover */
+  int seen_primary;       /* master: st.primary when it last looked */
+  uint64_t rx_seq;        /* worker: the last master DATA seq queued */
+  uint64_t tx_seq;        /* worker: the last DATA seq it sent */
 
   /* I/O thread: */
   uv_loop_t loop;

@@ -48,9 +48,12 @@ static const char *env_get(const char *name) { return getenv(name); }
 /* --- the application's exit status, for ftmwrun ---------------------- */
 
 /* ftmwrun cannot trust mpiexec's status (hydra reports a killed worker's
- * signal), so the primary records the status main() returned. */
+ * signal), so the primary records the status main() returned: every
+ * master registers, and whichever is primary when it exits writes. */
 static void write_status(int status, void *arg) {
   const char *path = arg;
+  if (st.id != st.primary)
+    return;
   FILE *f = fopen(path, "w");
   if (f) {
     fprintf(f, "%d\n", status);
@@ -403,6 +406,9 @@ static int connect_masters(const char ip[][48], const int32_t *port) {
      * this process woke up (an idle spare), and it must now shut down
      * cleanly, or the others would wait for it in MPI_Finalize. */
     alive += wait_joined_locked(&st.masters[k], deadline) || st.masters[k].bye;
+    /* One that accepted us and died at once was reached too: a replica
+     * then takes over from it, a worker joins the one that does. */
+    alive += st.masters[k].welcomed && st.masters[k].state == FTMW_PEER_FAILED;
   }
   uv_mutex_unlock(&st.lock);
   if (alive == 0) {
@@ -416,10 +422,10 @@ static int connect_masters(const char ip[][48], const int32_t *port) {
  * then it never returns to the application. */
 static int spare_wait(void) {
   uv_mutex_lock(&st.lock);
-  while (!st.activated && !st.masters[0].bye &&
-         st.masters[0].state == FTMW_PEER_ALIVE)
-    ftmw_wait_locked(-1);
-  int activated = st.activated, clean = st.masters[0].bye_clean;
+  while (!st.activated && !st.masters[st.primary].bye &&
+         st.masters[st.primary].state == FTMW_PEER_ALIVE)
+    ftmw_wait_locked(-1); /* the primary may change meanwhile */
+  int activated = st.activated, clean = st.masters[st.primary].bye_clean;
   uv_mutex_unlock(&st.lock);
   if (activated) {
     st.restored = 1;
@@ -496,9 +502,8 @@ int ftmw_launch_init(int *argc, char ***argv) {
     ftmw_fault_arm(st.cfg.fault, st.role == FTMW_ROLE_MASTER, st.id, st.epoch);
   st.restored = rc == 0;
   if (st.role == FTMW_ROLE_MASTER) {
-    if (st.id == 0)
-      register_status_file();
-    else if (connect_masters(s.master_ip, s.master_port) != 0)
+    register_status_file();
+    if (st.id > 0 && connect_masters(s.master_ip, s.master_port) != 0)
       return -1;
     uv_mutex_lock(&st.lock);
     uint64_t deadline = ftmw_now_ms() + LAUNCH_WAIT_MS;

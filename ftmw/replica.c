@@ -1,111 +1,164 @@
-/* Master replicas: the lock-step protocol (see replica.h). */
+/* Master replicas: the lock-step protocol and failover (see replica.h).
+ *
+ * Everything a master sends to the other masters goes out in priority
+ * order (replica 1 first), and so does what a worker sends to them
+ * (ACKED, COPY). So when the primary dies in the middle of a round, the
+ * replica that takes over, the first live one, has everything that any
+ * other live replica has: it only has to resend the last decision. */
 #include "ftmw_impl.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define st ftmw_st
 
-int ftmw_rep_is_replica(void) {
-  return st.M > 0 && st.role == FTMW_ROLE_MASTER && st.id != st.primary;
+static int with_replicas(void) {
+  return st.M > 0 && st.role == FTMW_ROLE_MASTER;
 }
 
-static int primary_with_replicas(void) {
-  return st.M > 0 && st.role == FTMW_ROLE_MASTER && st.id == st.primary;
+int ftmw_rep_is_replica(void) {
+  return with_replicas() && st.id != st.primary;
+}
+
+static int is_primary_with_replicas(void) {
+  return with_replicas() && st.id == st.primary;
 }
 
 static int replica_alive(int k) {
   return k != st.id && st.masters[k].state == FTMW_PEER_ALIVE;
 }
 
+/* Sends a frame without ACK to master k and waits until it is written. */
+static void send_master(int k, int type, int tag, unsigned flags, uint64_t seq,
+                        const void *data, size_t len) {
+  ftmw_op op = {.seq = seq};
+  ftmw_op_frame(&op, &st.masters[k], type, tag, flags, data, len);
+  ftmw_transport_submit(&op, 1);
+  ftmw_op_wait_locked(&op);
+}
+
+/* A replica whose program did not make the call the primary decided: it
+ * can no longer follow, and leaves the job as if it had crashed. */
+static void diverged(int kind, int want) {
+  ftmw_log("master %d: the primary decided another call (kind %d; this call: "
+           "kind %d, or another worker): the program is not deterministic; "
+           "leaving the job", st.id, kind, want);
+  ftmw_trace("diverged", "\"kind\":%d,\"call_kind\":%d", kind, want);
+  _exit(70);
+}
+
 void ftmw_rep_before(ftmw_peer *p) {
-  if (!primary_with_replicas() || p->calls == 0)
+  if (!is_primary_with_replicas() || p->calls == 0)
     return;
   for (int k = 0; k <= st.M; k++)
     while (replica_alive(k) && p->done_by[k] < p->calls)
       ftmw_wait_locked(-1); /* which answers the replicas' SUSPECTs */
 }
 
-/* Sends a frame without payload or ACK to master k and waits until it is
- * written (st.lock held). */
-static void send_master(int k, int type, int tag, uint64_t seq) {
-  ftmw_op op = {.seq = seq};
-  ftmw_op_frame(&op, &st.masters[k], type, tag, 0, NULL, 0);
-  ftmw_transport_submit(&op, 1);
-  ftmw_op_wait_locked(&op);
-}
-
 /* An exchange with p ended (ok, or with p's failure reported; m: the data
- * the primary received, kept until its next exchange with p). */
-static void exchange_ended(ftmw_peer *p, int ok, const ftmw_msg *m) {
-  if (st.M == 0 || st.role != FTMW_ROLE_MASTER)
-    return;
+ * received, kept until the next exchange with p). Returns 1 if m is kept
+ * (the caller must not free it). */
+static int exchange_ended(ftmw_peer *p, int ok, ftmw_msg *m) {
+  if (!with_replicas())
+    return 0;
+  ftmw_rep_serve(); /* a new primary first: the DONE goes to it */
   p->calls++;
-  if (ftmw_rep_is_replica()) {
-    if (st.masters[st.primary].state == FTMW_PEER_ALIVE)
-      send_master(st.primary, FTMW_FRAME_DONE, p->id, p->calls);
-    return;
-  }
   p->outcome_n = p->calls;
   p->outcome_ok = ok;
   free(p->kept);
-  p->kept = NULL;
-  if (ok && m != NULL) {
-    p->kept = malloc(sizeof(*m) + m->len);
-    if (p->kept != NULL)
-      memcpy(p->kept, m, sizeof(*m) + m->len);
+  p->kept = ok ? m : NULL;
+  if (ftmw_rep_is_replica()) {
+    if (st.masters[st.primary].state == FTMW_PEER_ALIVE)
+      send_master(st.primary, FTMW_FRAME_DONE, p->id, 0, p->calls, NULL, 0);
+  } else {
+    ftmw_rep_serve(); /* SUSPECTs of this exchange can be answered now */
   }
-  ftmw_rep_serve();
+  return p->kept != NULL;
 }
 
-void ftmw_rep_after(ftmw_peer *p, const ftmw_msg *m) { exchange_ended(p, 1, m); }
+int ftmw_rep_after(ftmw_peer *p, ftmw_msg *m) { return exchange_ended(p, 1, m); }
 
 void ftmw_rep_failed(ftmw_peer *p) { exchange_ended(p, 0, NULL); }
 
-/* Primary: answers replica k's SUSPECT about worker p's exchange n. */
-static void answer(ftmw_peer *p, int k) {
-  ftmw_peer *r = &st.masters[k];
-  uint64_t n = p->suspect_by[k];
-  p->suspect_by[k] = 0;
+/* Primary: the verdict on worker p's exchange n, which a replica asked
+ * for. The first time, it goes to every live replica (after the data the
+ * primary kept, if the exchange received some): a replica that has not
+ * asked yet then follows it without asking, and whichever replica takes
+ * over has it if any other has. */
+static void answer(ftmw_peer *p, uint64_t n) {
   int ok = n == p->outcome_n && p->outcome_ok;
-  if (r->state != FTMW_PEER_ALIVE)
+  for (int k = 0; k <= st.M; k++)
+    if (p->suspect_by[k] == n)
+      p->suspect_by[k] = 0;
+  if (p->answered_n == n)
     return;
-  if (ok && p->kept != NULL) { /* the data the replica never got */
+  p->answered_n = n;
+  if (ok && p->kept != NULL) { /* the data the replicas may not have */
     size_t len = 4 + p->kept->len;
     uint8_t *b = malloc(len);
-    if (b != NULL) {
-      b[0] = (uint8_t)p->id;
-      b[1] = (uint8_t)(p->id >> 8);
-      b[2] = (uint8_t)(p->id >> 16);
-      b[3] = (uint8_t)(p->id >> 24);
-      memcpy(b + 4, p->kept->data, p->kept->len);
-      ftmw_op op = {.seq = p->kept->seq};
-      ftmw_op_frame(&op, r, FTMW_FRAME_KEPT, p->kept->tag, 0, b, len);
-      ftmw_transport_submit(&op, 1);
-      ftmw_op_wait_locked(&op);
-      free(b);
-    }
+    if (b == NULL)
+      return; /* unanswered: the replica waits until this master dies */
+    ftmw_put32(b, (uint32_t)p->id);
+    memcpy(b + 4, p->kept->data, p->kept->len);
+    for (int k = 0; k <= st.M; k++)
+      if (replica_alive(k))
+        send_master(k, FTMW_FRAME_KEPT, p->kept->tag, 0, p->kept->seq, b, len);
+    free(b);
   }
-  ftmw_op op = {.seq = n};
-  ftmw_op_frame(&op, r, FTMW_FRAME_VERDICT, p->id, ok ? FTMW_FLAG_OK : 0, NULL,
-                0);
-  ftmw_transport_submit(&op, 1);
-  ftmw_op_wait_locked(&op);
-  ftmw_trace("verdict_sent", "\"replica\":%d,\"worker\":%d,\"call\":%llu,"
-             "\"ok\":%d", k, p->id, (unsigned long long)n, ok);
+  for (int k = 0; k <= st.M; k++)
+    if (replica_alive(k)) {
+      send_master(k, FTMW_FRAME_VERDICT, p->id, ok ? FTMW_FLAG_OK : 0, n, NULL,
+                  0);
+      ftmw_trace("verdict_sent", "\"replica\":%d,\"worker\":%d,\"call\":%llu,"
+                 "\"ok\":%d", k, p->id, (unsigned long long)n, ok);
+    }
+}
+
+static void send_decision(int k, const ftmw_decision *d) {
+  uint8_t b[FTMW_DECIDE_SIZE] = {0};
+  ftmw_put32(b, (uint32_t)d->rank);
+  ftmw_put64(b + 8, d->value);
+  send_master(k, FTMW_FRAME_DECIDE, d->kind, 0, d->number, b, sizeof(b));
+}
+
+/* This master noticed that the primary changed. If it is now the primary,
+ * it resends the last decision it received (a replica behind it may have
+ * missed only that one); otherwise it reports to the new primary the
+ * exchanges it has completed (its DONEs went to the old one). */
+static void primary_changed(void) {
+  st.seen_primary = st.primary;
+  if (st.primary == st.id) {
+    ftmw_trace("role_change", "\"role\":\"primary\",\"decisions\":%llu",
+               (unsigned long long)st.dec_rcvd);
+    ftmw_log("master %d takes over as primary", st.id);
+    for (int k = 0; k <= st.M && st.dec_rcvd > 0; k++)
+      if (replica_alive(k))
+        send_decision(k, &st.dec_last);
+    return;
+  }
+  for (int r = 1; r <= st.W; r++)
+    if (st.workers[r].calls > 0 &&
+        st.masters[st.primary].state == FTMW_PEER_ALIVE)
+      send_master(st.primary, FTMW_FRAME_DONE, r, 0, st.workers[r].calls,
+                  NULL, 0);
 }
 
 int ftmw_rep_serve(void) {
   static int serving;
-  if (!primary_with_replicas() || serving)
+  if (!with_replicas() || serving)
     return 0;
   serving = 1;
   int n = 0;
-  for (int r = 1; r <= st.W; r++) {
+  if (st.primary != st.seen_primary) {
+    primary_changed();
+    n++;
+  }
+  for (int r = 1; r <= st.W && st.id == st.primary; r++) {
     ftmw_peer *p = &st.workers[r];
     for (int k = 0; k <= st.M; k++)
       if (p->suspect_by[k] != 0 && p->suspect_by[k] <= p->outcome_n) {
-        answer(p, k);
+        answer(p, p->suspect_by[k]);
         n++;
       }
   }
@@ -115,35 +168,44 @@ int ftmw_rep_serve(void) {
 
 int ftmw_rep_verdict(ftmw_peer *p) {
   uint64_t n = p->calls + 1;
-  ftmw_peer *m = &st.masters[st.primary];
-  if (m->state != FTMW_PEER_ALIVE)
-    return 0;
-  ftmw_trace("suspect_sent", "\"worker\":%d,\"call\":%llu", p->id,
-             (unsigned long long)n);
-  send_master(st.primary, FTMW_FRAME_SUSPECT, p->id, n);
-  while (p->verdict_n < n && m->state == FTMW_PEER_ALIVE)
+  int asked = -1;
+  while (with_replicas()) {
+    if (p->verdict_n >= n)
+      return p->verdict_ok;
+    if (!ftmw_rep_is_replica())
+      return 0; /* the primary reports what it saw */
+    if (asked != st.primary) { /* first asking, or a new primary */
+      asked = st.primary;
+      ftmw_trace("suspect_sent", "\"primary\":%d,\"worker\":%d,\"call\":%llu",
+                 asked, p->id, (unsigned long long)n);
+      send_master(asked, FTMW_FRAME_SUSPECT, p->id, 0, n, NULL, 0);
+      continue; /* the verdict may have come while sending */
+    }
     ftmw_wait_locked(-1);
-  return p->verdict_n >= n && p->verdict_ok;
+  }
+  return 0;
 }
 
-int ftmw_rep_send(ftmw_peer *p) {
-  uint64_t seq = ++p->next_seq;
+int ftmw_rep_send(ftmw_peer *p, uint64_t seq) {
   while (p->acked_seq < seq) {
     if (p->state != FTMW_PEER_ALIVE)
       return p->state == FTMW_PEER_FAILED ? FT_ERR_PEER_FAILED
                                           : FT_ERR_PEER_FINALIZED;
+    if (!ftmw_rep_is_replica())
+      return FTMW_REP_SEND_SELF;
     ftmw_wait_locked(-1);
   }
   return FT_SUCCESS;
 }
 
-void ftmw_rep_copy(int tag, uint64_t seq, const void *buf, size_t len) {
+void ftmw_rep_copy(int acker, int tag, uint64_t seq, const void *buf,
+                   size_t len) {
   if (st.M == 0 || st.role != FTMW_ROLE_WORKER)
     return;
-  /* One replica after the other, so that a death between two copies
+  /* One master after the other, so that a death between two copies
    * (fault point send.copy, hit before each) reaches exactly the first. */
   for (int k = 0; k <= st.M; k++) {
-    if (k == st.primary || st.masters[k].state != FTMW_PEER_ALIVE)
+    if (k == acker || st.masters[k].state != FTMW_PEER_ALIVE)
       continue;
     ftmw_fault_hit(FTMW_FAULT_SEND_COPY);
     ftmw_op op = {.seq = seq};
@@ -153,39 +215,62 @@ void ftmw_rep_copy(int tag, uint64_t seq, const void *buf, size_t len) {
   }
 }
 
-void ftmw_rep_decide(int rank, uint64_t seq) {
-  if (!primary_with_replicas())
+void ftmw_rep_decide(int kind, int rank, uint64_t value) {
+  if (!is_primary_with_replicas())
     return;
+  ftmw_decision d = {.kind = kind, .rank = rank, .value = value,
+                     .number = ++st.dec_taken};
   for (int k = 0; k <= st.M; k++)
     if (replica_alive(k))
-      send_master(k, FTMW_FRAME_DECIDE, rank, seq);
+      send_decision(k, &d);
 }
 
-int ftmw_rep_decision(int *rank, uint64_t *seq) {
+int ftmw_rep_follow(int kind, int want_rank, int *rank, uint64_t *value) {
+  if (!with_replicas())
+    return 0;
   while (ftmw_q_empty(&st.decisions)) {
-    if (st.masters[st.primary].state != FTMW_PEER_ALIVE)
-      return -1;
+    if (!ftmw_rep_is_replica())
+      return 0;
     ftmw_wait_locked(-1);
   }
   ftmw_decision *d =
       FTMW_CONTAINER_OF(ftmw_q_head(&st.decisions), ftmw_decision, node);
+  if (d->kind != kind || (want_rank >= 0 && d->rank != want_rank))
+    diverged(d->kind, kind);
   ftmw_q_remove(&d->node);
   *rank = d->rank;
-  *seq = d->seq;
+  *value = d->value;
+  st.dec_taken = d->number;
   free(d);
-  return 0;
+  return 1;
 }
 
-void ftmw_rep_undecide(int rank, uint64_t seq) {
+void ftmw_rep_unfollow(int kind, int rank, uint64_t value) {
   ftmw_decision *d = malloc(sizeof(*d));
   if (d == NULL)
-    return; /* the replica then waits for a decision that does not come:
-               its failure is seen by the primary as a silent replica */
+    diverged(kind, 0); /* cannot keep it: cannot follow any more */
+  d->kind = kind;
   d->rank = rank;
-  d->seq = seq;
+  d->value = value;
+  d->number = st.dec_taken--;
   /* insert at the head */
   d->node.next = st.decisions.next;
   d->node.prev = &st.decisions;
   st.decisions.next->prev = &d->node;
   st.decisions.next = &d->node;
+}
+
+int ftmw_rep_decision_arrived(const ftmw_decision *d) {
+  if (d->number <= st.dec_rcvd)
+    return 1; /* a new primary's resend of one we have */
+  if (d->number != st.dec_rcvd + 1)
+    return -1;
+  ftmw_decision *q = malloc(sizeof(*q));
+  if (q == NULL)
+    return -1;
+  *q = *d;
+  st.dec_rcvd = d->number;
+  st.dec_last = *d;
+  ftmw_q_insert_tail(&st.decisions, &q->node);
+  return 0;
 }

@@ -1,7 +1,7 @@
 /* Master replicas (SPEC section 6): the lock-step protocol's pieces that
- * the data path (api.c) calls. Failure-free part only so far (see
- * docs/design-replicas.md). Every function is called with st.lock held,
- * from the application thread. */
+ * the data path (api.c) calls, and failover (see docs/design-replicas.md).
+ * Every function is called with st.lock held, from the application
+ * thread. */
 #ifndef FTMW_REPLICA_H
 #define FTMW_REPLICA_H
 
@@ -9,54 +9,70 @@
 #include <stdint.h>
 
 struct ftmw_peer;
+struct ftmw_msg;
+struct ftmw_decision;
 
-/* This master is a replica (not the primary). */
+/* This master is a replica (not the primary), now. */
 int ftmw_rep_is_replica(void);
 
 /* Primary: before an exchange with worker p, waits until every live
  * replica has reported the previous exchange with p done. */
 void ftmw_rep_before(struct ftmw_peer *p);
 
-struct ftmw_msg;
-
 /* Every master, after an exchange with worker p that succeeded (m: the
- * message received, NULL for a send) or reported p's failure: counts it;
- * a replica tells the primary (DONE); the primary keeps the outcome (and
- * a copy of m) to answer replicas that suspect that exchange. */
-void ftmw_rep_after(struct ftmw_peer *p, const struct ftmw_msg *m);
+ * message received, NULL for a send) or reported p's failure: counts it
+ * and keeps its outcome (and m itself, until the next exchange with p), to
+ * answer replicas that suspect that exchange if this master is or becomes
+ * primary; a replica tells the primary (DONE). ftmw_rep_after returns 1
+ * when it keeps m: the caller must not free it. */
+int ftmw_rep_after(struct ftmw_peer *p, struct ftmw_msg *m);
 void ftmw_rep_failed(struct ftmw_peer *p);
 
-/* Replica, when worker p failed during its exchange: asks the primary
- * (SUSPECT) and waits for its VERDICT. 1: the primary's exchange
- * succeeded (for a receive, its data is queued by now): complete this one
- * too; 0: report the failure from this call. */
+/* Master, when worker p failed during its exchange: the primary's
+ * verdict on the same exchange, asked for (SUSPECT) if none came yet, and
+ * asked again of a new primary. 1: the primary's exchange succeeded (for
+ * a receive, its data is queued here by now): complete this one too;
+ * 0: report the failure from this call (also what a master that is
+ * primary, or becomes primary, decides when no verdict came). */
 int ftmw_rep_verdict(struct ftmw_peer *p);
 
-/* Primary: answers the replicas' SUSPECTs whose exchange has ended.
- * Called by ftmw_wait_locked, so wherever the primary waits. Returns how
- * many it answered (the caller then re-checks what it waits for: wake-ups
- * may have come while it was answering). */
+/* Whatever the protocol needs from a master while it waits: a master that
+ * became primary takes over, a replica re-reports to a new primary, the
+ * primary answers SUSPECTs whose exchange has ended. Called by
+ * ftmw_wait_locked. Returns non-zero if it did anything (the caller then
+ * re-checks what it waits for: wake-ups may have come meanwhile). */
 int ftmw_rep_serve(void);
 
-/* Replica's ft_send to worker p: sends nothing, waits until the worker
- * has acknowledged the primary's DATA of the same call. Returns
- * FT_SUCCESS, or the error of p's failure. */
-int ftmw_rep_send(struct ftmw_peer *p);
+/* Replica's ft_send to worker p, DATA number seq: sends nothing, waits
+ * until the worker has acknowledged the primary's DATA. Returns
+ * FT_SUCCESS, the error of p's failure, or FTMW_REP_SEND_SELF when this
+ * master became primary before the worker acknowledged: it must send the
+ * DATA itself (a worker that had it drops the duplicate). */
+#define FTMW_REP_SEND_SELF (-1) /* not an FT_ERR_* code */
+int ftmw_rep_send(struct ftmw_peer *p, uint64_t seq);
 
-/* Worker, after the primary acknowledged its DATA (tag, seq): sends the
- * same data to every live replica (COPY) and waits until it is written. */
-void ftmw_rep_copy(int tag, uint64_t seq, const void *buf, size_t len);
+/* Worker, after master acker acknowledged its DATA (tag, seq): sends the
+ * same data to every other live master (COPY) and waits until written. */
+void ftmw_rep_copy(int acker, int tag, uint64_t seq, const void *buf,
+                   size_t len);
 
-/* Primary: tells every live replica which message (worker rank, seq) its
- * FT_ANY_SOURCE receive or ft_waitany took. */
-void ftmw_rep_decide(int rank, uint64_t seq);
+/* Primary: tells every live replica, in priority order, the outcome of a
+ * nondeterministic call (FTMW_DECIDE_* kind, worker rank, value). */
+void ftmw_rep_decide(int kind, int rank, uint64_t value);
 
-/* Replica: the primary's next decision. Returns 0, or -1 if the primary
- * is gone. */
-int ftmw_rep_decision(int *rank, uint64_t *seq);
+/* Master, at a nondeterministic call of that kind (naming worker rank,
+ * or -1): 1 when the call must follow the primary's decision (then in
+ * *rank and *value), which it waits for; 0 when this master decides (it
+ * is the primary and has no decision of an old primary left to follow).
+ * A replica whose call is not the one decided leaves the job (exit 70). */
+int ftmw_rep_follow(int kind, int want_rank, int *rank, uint64_t *value);
 
-/* Replica: puts a decision back at the head of the queue (the call that
- * took it returned FT_ERR_TRUNCATE and will be made again). */
-void ftmw_rep_undecide(int rank, uint64_t seq);
+/* Puts the decision just followed back (the call returned FT_ERR_TRUNCATE
+ * and will be made again). */
+void ftmw_rep_unfollow(int kind, int rank, uint64_t value);
+
+/* Replica: a DECIDE frame arrived (I/O thread, st.lock held). Returns 0,
+ * or -1 if its number does not follow the last one (protocol error). */
+int ftmw_rep_decision_arrived(const struct ftmw_decision *d);
 
 #endif

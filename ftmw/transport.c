@@ -192,8 +192,20 @@ static int all_masters_gone(void) {
   return 1;
 }
 
+/* The first live master in priority order (this process, if it is a
+ * master and none before it lives), or -1 (st.lock held). */
+static int first_live_master(void) {
+  for (int k = 0; k <= st.M; k++)
+    if ((st.role == FTMW_ROLE_MASTER && k == st.id) ||
+        st.masters[k].state == FTMW_PEER_ALIVE)
+      return k;
+  return -1;
+}
+
 /* Declares p failed (or finished, when done), fences it and wakes every
- * call waiting on it. */
+ * call waiting on it. When p was the primary, the next live master
+ * becomes it (failover, SPEC section 6); a master that finds itself
+ * primary takes over at its next wait (ftmw_rep_serve). */
 static void peer_down(ftmw_peer *p, int done, const char *why) {
   ftmw_conn *c = p->conn;
   char name[32];
@@ -215,6 +227,12 @@ static void peer_down(ftmw_peer *p, int done, const char *why) {
       p->failed_at = uv_hrtime();
       st.failure_seen = 1;
     }
+    if (!done && p->kind == FTMW_ROLE_MASTER && p->id == st.primary &&
+        first_live_master() >= 0) {
+      st.primary = first_live_master();
+      ftmw_trace("primary_changed", "\"from\":%d,\"primary\":%d", p->id,
+                 st.primary);
+    }
   }
   while (!ftmw_q_empty(&p->unacked)) {
     ftmw_op *op = FTMW_CONTAINER_OF(ftmw_q_head(&p->unacked), ftmw_op, node);
@@ -233,9 +251,11 @@ static void peer_down(ftmw_peer *p, int done, const char *why) {
   }
   if (done || (was != FTMW_PEER_ALIVE && was != FTMW_PEER_LAUNCHING))
     return;
-  if (st.role == FTMW_ROLE_MASTER && st.id == st.primary)
+  if (st.role == FTMW_ROLE_MASTER && st.id == st.primary && p->os_pid > 0)
     ftmw_log("%s (pid %d on %s) failed: %s", name, p->os_pid,
              p->host[0] ? p->host : "?", why);
+  else if (st.role == FTMW_ROLE_MASTER && st.id == st.primary)
+    ftmw_log("%s failed: %s", name, why); /* a master we connected to */
   if (orphan && st.orphan_since == 0) {
     st.orphan_since = ftmw_now_ms();
     ftmw_trace("orphaned", NULL);
@@ -291,12 +311,6 @@ static int on_hello(ftmw_conn *c, const uint8_t *payload) {
   }
   uv_mutex_lock(&st.lock);
   int ok = p->state == FTMW_PEER_LAUNCHING && p->epoch == m.epoch && p->conn == NULL;
-  if (ok) {
-    p->state = FTMW_PEER_ALIVE;
-    p->os_pid = (int)m.pid;
-    memcpy(p->host, m.host, sizeof(p->host));
-    uv_cond_broadcast(&st.cond);
-  }
   uv_mutex_unlock(&st.lock);
   if (!ok) {
     c->reject = "stale or duplicate incarnation";
@@ -305,7 +319,22 @@ static int on_hello(ftmw_conn *c, const uint8_t *payload) {
   c->peer = p;
   p->conn = c;
   c->reader.max_payload = st.cfg.max_message;
+  /* WELCOME is written before the application can see p alive: a master
+   * killed just after ft_init has still welcomed everyone. */
   send_ctrl(c, FTMW_FRAME_WELCOME, p->pid_wire, 0, 0, 0, NULL, 0);
+  uv_mutex_lock(&st.lock);
+  ok = p->state == FTMW_PEER_LAUNCHING; /* not given up on meanwhile */
+  if (ok) {
+    p->state = FTMW_PEER_ALIVE;
+    p->os_pid = (int)m.pid;
+    memcpy(p->host, m.host, sizeof(p->host));
+    uv_cond_broadcast(&st.cond);
+  }
+  uv_mutex_unlock(&st.lock);
+  if (!ok) {
+    peer_down(p, 0, "joined too late");
+    return 1;
+  }
   char name[32];
   ftmw_trace("connect", "\"peer\":\"%s\",\"peer_epoch\":%u,\"peer_pid\":%d",
              peer_name(p, name, sizeof(name)), p->epoch, p->os_pid);
@@ -326,6 +355,44 @@ static void on_activate(ftmw_conn *c, const ftmw_hdr *h) {
   ftmw_trace("activated", NULL);
 }
 
+/* Whether data number seq is new, recording it (st.lock held): from
+ * worker w in a master, or from the masters in a worker (w NULL). Failover
+ * makes duplicates: a new primary sends again what the worker may have
+ * had, a worker what a dead primary never acknowledged. */
+static int fresh_locked(ftmw_peer *w, uint64_t seq) {
+  uint64_t *last = &st.rx_seq;
+  if (w != NULL) {
+    if (w->rx_epoch != w->epoch) { /* a new incarnation counts from 1 */
+      w->rx_epoch = w->epoch;
+      w->rx_seq = 0;
+    }
+    last = &w->rx_seq;
+  }
+  if (seq <= *last)
+    return 0;
+  *last = seq;
+  return 1;
+}
+
+/* Queues m from p, unless it is a duplicate (then frees it). A worker's
+ * messages from every master share masters[0]'s inbox: the primary may
+ * change between two receives. */
+static void queue_msg(ftmw_peer *p, ftmw_msg *m) {
+  int from_master = p->kind == FTMW_ROLE_MASTER;
+  uv_mutex_lock(&st.lock);
+  int fresh = fresh_locked(from_master ? NULL : p, m->seq);
+  if (fresh) {
+    ftmw_match_push(&st.arrivals, from_master ? &st.masters[0] : p, m);
+    uv_cond_signal(&st.cond);
+  }
+  uv_mutex_unlock(&st.lock);
+  if (!fresh) {
+    ftmw_trace("duplicate_dropped", "\"peer\":%d,\"seq\":%llu", m->source,
+               (unsigned long long)m->seq);
+    free(m);
+  }
+}
+
 static void on_data(ftmw_conn *c, const ftmw_hdr *h, void *payload) {
   ftmw_peer *p = c->peer;
   ftmw_msg *m = payload ? FTMW_CONTAINER_OF(payload, ftmw_msg, data)
@@ -344,16 +411,14 @@ static void on_data(ftmw_conn *c, const ftmw_hdr *h, void *payload) {
    * have consumed data whose ft_send then fails; under crash-stop that is
    * harmless (what the dead process did dies with it), and the sender
    * simply sends again. */
-  uv_mutex_lock(&st.lock);
-  ftmw_match_push(&st.arrivals, p, m);
-  uv_cond_signal(&st.cond);
-  uv_mutex_unlock(&st.lock);
+  queue_msg(p, m);
   if (h->type == FTMW_FRAME_COPY)
     return; /* a replica's copy: the worker does not wait for it */
   ftmw_fault_hit(FTMW_FAULT_RECV_ACK);
   send_ctrl(c, FTMW_FRAME_ACK, p->pid_wire, 0, h->seq, 0, NULL, 0);
-  /* A worker tells every live replica that it has the primary's data, so
-   * that their ft_send of the same call completes (SPEC section 6). */
+  /* A worker tells every other live master, in priority order, that it has
+   * the primary's data, so that their ft_send of the same call completes
+   * (SPEC section 6). */
   if (st.role == FTMW_ROLE_WORKER && p->kind == FTMW_ROLE_MASTER)
     for (int k = 0; k <= st.M; k++) {
       ftmw_peer *r = &st.masters[k];
@@ -370,9 +435,7 @@ static void on_data(ftmw_conn *c, const ftmw_hdr *h, void *payload) {
 static int on_kept(ftmw_conn *c, const ftmw_hdr *h, void *payload) {
   ftmw_peer *p = c->peer;
   const uint8_t *b = payload;
-  uint32_t rank = payload ? (uint32_t)b[0] | (uint32_t)b[1] << 8 |
-                                (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24
-                          : 0;
+  uint32_t rank = payload ? ftmw_get32(b) : 0;
   size_t len = (size_t)h->len - 4;
   ftmw_msg *m = NULL;
   if (p->kind == FTMW_ROLE_MASTER && st.role == FTMW_ROLE_MASTER &&
@@ -390,12 +453,36 @@ static int on_kept(ftmw_conn *c, const ftmw_hdr *h, void *payload) {
   m->len = len;
   memcpy(m->data, b + 4, len);
   payload_release(c, payload);
-  uv_mutex_lock(&st.lock);
-  ftmw_match_push(&st.arrivals, &st.workers[rank], m);
-  uv_cond_broadcast(&st.cond);
-  uv_mutex_unlock(&st.lock);
   ftmw_trace("kept", "\"worker\":%u,\"seq\":%llu", rank,
              (unsigned long long)h->seq);
+  queue_msg(&st.workers[rank], m);
+  return 0;
+}
+
+/* DECIDE, primary to replica: queued for the call that must follow it. */
+static int on_decide(ftmw_conn *c, const ftmw_hdr *h, void *payload) {
+  ftmw_peer *p = c->peer;
+  const uint8_t *b = payload;
+  ftmw_decision d = {.kind = h->tag, .number = h->seq};
+  d.rank = (int)ftmw_get32(b);
+  d.value = ftmw_get64(b + 8);
+  payload_release(c, payload);
+  int rc = -1;
+  if (p->kind == FTMW_ROLE_MASTER && st.role == FTMW_ROLE_MASTER &&
+      d.rank >= (d.kind == FTMW_DECIDE_TESTANY ? 0 : 1) && d.rank <= st.W) {
+    uv_mutex_lock(&st.lock);
+    rc = ftmw_rep_decision_arrived(&d);
+    uv_cond_broadcast(&st.cond);
+    uv_mutex_unlock(&st.lock);
+  }
+  if (rc < 0) {
+    peer_down(p, 0, "protocol error: DECIDE out of order or unexpected");
+    return 1;
+  }
+  ftmw_trace("decision", "\"from\":%d,\"number\":%llu,\"kind\":%d,"
+             "\"worker\":%d,\"value\":%llu,\"duplicate\":%d", p->id,
+             (unsigned long long)d.number, d.kind, d.rank,
+             (unsigned long long)d.value, rc);
   return 0;
 }
 
@@ -429,17 +516,6 @@ static int on_replica_frame(ftmw_peer *p, const ftmw_hdr *h) {
       st.workers[h->tag].verdict_ok = (h->flags & FTMW_FLAG_OK) != 0;
     }
     break;
-  default: { /* DECIDE, from the primary */
-    ftmw_decision *d = malloc(sizeof(*d));
-    if (p->kind != FTMW_ROLE_MASTER || h->tag > st.W || d == NULL) {
-      free(d);
-      ok = 0;
-    } else {
-      d->rank = h->tag;
-      d->seq = h->seq;
-      ftmw_q_insert_tail(&st.decisions, &d->node);
-    }
-  }
   }
   uv_cond_broadcast(&st.cond);
   uv_mutex_unlock(&st.lock);
@@ -449,8 +525,7 @@ static int on_replica_frame(ftmw_peer *p, const ftmw_hdr *h) {
     ftmw_trace(h->type == FTMW_FRAME_ACKED     ? "acked"
                : h->type == FTMW_FRAME_DONE    ? "done"
                : h->type == FTMW_FRAME_SUSPECT ? "suspect"
-               : h->type == FTMW_FRAME_VERDICT ? "verdict"
-                                               : "decision",
+                                               : "verdict",
                "\"from\":%d,\"worker\":%d,\"call\":%llu,\"ok\":%d", p->id,
                h->tag, (unsigned long long)h->seq,
                (h->flags & FTMW_FLAG_OK) != 0);
@@ -465,6 +540,8 @@ static int on_frame(void *ctx, const ftmw_hdr *h, void *payload) {
     int rc = h->type == FTMW_FRAME_HELLO ? on_hello(c, payload) : -1;
     if (payload)
       payload_release(c, payload);
+    if (rc > 0)
+      return 1; /* accepted too late: peer_down closed it */
     if (rc != 0) {
       if (c->reject == NULL)
         c->reject = "expected HELLO";
@@ -499,9 +576,10 @@ static int on_frame(void *ctx, const ftmw_hdr *h, void *payload) {
   case FTMW_FRAME_DATA:
     on_data(c, h, payload);
     return c->closing;
+  case FTMW_FRAME_DECIDE:
+    return on_decide(c, h, payload);
   case FTMW_FRAME_ACKED:
   case FTMW_FRAME_DONE:
-  case FTMW_FRAME_DECIDE:
   case FTMW_FRAME_SUSPECT:
   case FTMW_FRAME_VERDICT:
     return on_replica_frame(p, h);
@@ -528,6 +606,7 @@ static int on_frame(void *ctx, const ftmw_hdr *h, void *payload) {
   case FTMW_FRAME_ACTIVATED:
     c->activating = 0;
     uv_mutex_lock(&st.lock);
+    p->welcomed = 1;
     if (p->state == FTMW_PEER_LAUNCHING)
       p->state = FTMW_PEER_ALIVE;
     uv_cond_broadcast(&st.cond);
@@ -585,8 +664,12 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
     uv_mutex_lock(&st.lock);
     int done = (p->kind == FTMW_ROLE_WORKER && p->fin && st.bye_sent) ||
                (p->kind == FTMW_ROLE_SPARE && st.bye_sent) ||
+               /* a master after its BYE; a replica after its FIN, unless
+                * we are the primary and have not said BYE yet */
                (p->kind == FTMW_ROLE_MASTER &&
-                (p->bye || (p->fin && st.bye_sent))); /* a replica, done */
+                (p->bye || (p->fin && p->id != st.primary &&
+                            (st.bye_sent || st.role != FTMW_ROLE_MASTER ||
+                             st.id != st.primary))));
     uv_mutex_unlock(&st.lock);
     char why[96];
     snprintf(why, sizeof(why), "connection lost (%s)",

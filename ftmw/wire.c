@@ -3,55 +3,34 @@
 
 #include <string.h>
 
-static void put32(uint8_t *p, uint32_t v) {
-  p[0] = (uint8_t)v;
-  p[1] = (uint8_t)(v >> 8);
-  p[2] = (uint8_t)(v >> 16);
-  p[3] = (uint8_t)(v >> 24);
-}
-
-static void put64(uint8_t *p, uint64_t v) {
-  put32(p, (uint32_t)v);
-  put32(p + 4, (uint32_t)(v >> 32));
-}
-
-static uint32_t get32(const uint8_t *p) {
-  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-         (uint32_t)p[3] << 24;
-}
-
-static uint64_t get64(const uint8_t *p) {
-  return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
-
 void ftmw_wire_encode(uint8_t out[FTMW_HDR_SIZE], const ftmw_hdr *h) {
-  put32(out, FTMW_WIRE_MAGIC);
+  ftmw_put32(out, FTMW_WIRE_MAGIC);
   out[4] = FTMW_WIRE_VERSION;
   out[5] = h->type;
   out[6] = (uint8_t)h->flags;
   out[7] = (uint8_t)(h->flags >> 8);
-  put32(out + 8, h->src);
-  put32(out + 12, h->dst);
-  put32(out + 16, (uint32_t)h->tag);
-  put32(out + 20, h->epoch);
-  put64(out + 24, h->seq);
-  put64(out + 32, h->len);
+  ftmw_put32(out + 8, h->src);
+  ftmw_put32(out + 12, h->dst);
+  ftmw_put32(out + 16, (uint32_t)h->tag);
+  ftmw_put32(out + 20, h->epoch);
+  ftmw_put64(out + 24, h->seq);
+  ftmw_put64(out + 32, h->len);
 }
 
 int ftmw_wire_decode(const uint8_t in[FTMW_HDR_SIZE], uint64_t max_payload,
                      ftmw_hdr *h) {
-  if (get32(in) != FTMW_WIRE_MAGIC)
+  if (ftmw_get32(in) != FTMW_WIRE_MAGIC)
     return FTMW_WIRE_EMAGIC;
   if (in[4] != FTMW_WIRE_VERSION)
     return FTMW_WIRE_EVERSION;
   h->type = in[5];
   h->flags = (uint16_t)(in[6] | in[7] << 8);
-  h->src = get32(in + 8);
-  h->dst = get32(in + 12);
-  h->tag = (int32_t)get32(in + 16);
-  h->epoch = get32(in + 20);
-  h->seq = get64(in + 24);
-  h->len = get64(in + 32);
+  h->src = ftmw_get32(in + 8);
+  h->dst = ftmw_get32(in + 12);
+  h->tag = (int32_t)ftmw_get32(in + 16);
+  h->epoch = ftmw_get32(in + 20);
+  h->seq = ftmw_get64(in + 24);
+  h->len = ftmw_get64(in + 32);
   if (h->type == 0 || h->type >= FTMW_FRAME_TYPE_MAX)
     return FTMW_WIRE_ETYPE;
   if (h->flags & ~(uint16_t)(h->type == FTMW_FRAME_BYE ||
@@ -75,9 +54,14 @@ int ftmw_wire_decode(const uint8_t in[FTMW_HDR_SIZE], uint64_t max_payload,
     if (h->tag < 0)
       return FTMW_WIRE_ETAG;
     break;
+  case FTMW_FRAME_DECIDE:
+    if (h->len != FTMW_DECIDE_SIZE)
+      return FTMW_WIRE_ELEN;
+    if (h->tag < FTMW_DECIDE_RECV || h->tag > FTMW_DECIDE_TESTANY)
+      return FTMW_WIRE_ETAG;
+    break;
   case FTMW_FRAME_ACTIVATE:
   case FTMW_FRAME_DONE:
-  case FTMW_FRAME_DECIDE:
   case FTMW_FRAME_SUSPECT:
   case FTMW_FRAME_VERDICT:
     if (h->len != 0)
@@ -94,10 +78,10 @@ int ftmw_wire_decode(const uint8_t in[FTMW_HDR_SIZE], uint64_t max_payload,
 
 void ftmw_wire_encode_hello(uint8_t out[FTMW_HELLO_SIZE], const ftmw_hello *m) {
   memcpy(out, m->secret, FTMW_SECRET_SIZE);
-  put32(out + 32, m->role);
-  put32(out + 36, m->id);
-  put32(out + 40, m->epoch);
-  put32(out + 44, m->pid);
+  ftmw_put32(out + 32, m->role);
+  ftmw_put32(out + 36, m->id);
+  ftmw_put32(out + 40, m->epoch);
+  ftmw_put32(out + 44, m->pid);
   memset(out + 48, 0, FTMW_HOST_MAX);
   size_t n = strnlen(m->host, FTMW_HOST_MAX - 1);
   memcpy(out + 48, m->host, n);
@@ -107,10 +91,10 @@ int ftmw_wire_decode_hello(const uint8_t *in, size_t len, ftmw_hello *m) {
   if (len != FTMW_HELLO_SIZE)
     return FTMW_WIRE_EHELLO;
   memcpy(m->secret, in, FTMW_SECRET_SIZE);
-  m->role = get32(in + 32);
-  m->id = get32(in + 36);
-  m->epoch = get32(in + 40);
-  m->pid = get32(in + 44);
+  m->role = ftmw_get32(in + 32);
+  m->id = ftmw_get32(in + 36);
+  m->epoch = ftmw_get32(in + 40);
+  m->pid = ftmw_get32(in + 44);
   memcpy(m->host, in + 48, FTMW_HOST_MAX);
   if (m->host[FTMW_HOST_MAX - 1] != '\0')
     return FTMW_WIRE_EHELLO;

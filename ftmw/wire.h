@@ -40,7 +40,7 @@
   XX(COPY, 10)     /* worker to replica: the DATA it sent the primary */      \
   XX(ACKED, 11)    /* worker to replica: it ACKed the primary's DATA seq */   \
   XX(DONE, 12)     /* replica to primary: its exchange seq with worker tag */ \
-  XX(DECIDE, 13)   /* primary to replica: take worker tag's message seq */   \
+  XX(DECIDE, 13)   /* primary to replica: decision seq of kind tag (payload) */\
   XX(SUSPECT, 14)  /* replica to primary: worker tag died in my call seq */   \
   XX(VERDICT, 15)  /* primary to replica: call seq with worker tag: flag OK */\
   XX(KEPT, 16)     /* primary to replica: worker's data (rank, then data) */
@@ -55,6 +55,40 @@ enum ftmw_frame_type {
 #define FTMW_FLAG_CLEAN 0x1u /* BYE: no process failed; MPI_Finalize is safe */
 #define FTMW_FLAG_OK 0x1u    /* VERDICT: the primary's call succeeded */
 #define FTMW_FLAG_ALL 0x1u
+
+/* DECIDE: tag is the kind of call, seq the decision's number (each master
+ * counts them), and the 16-byte payload holds the worker rank (u32, then
+ * 4 zero bytes) and a value (u64): the sequence number of the message an
+ * FT_ANY_SOURCE receive or ft_waitany took (0: it reported the worker's
+ * failure), or the answer of ft_test / ft_testany. */
+enum {
+  FTMW_DECIDE_RECV = 1,
+  FTMW_DECIDE_TEST = 2,
+  FTMW_DECIDE_TESTANY = 3
+};
+#define FTMW_DECIDE_SIZE 16
+
+/* Little-endian integers on the wire. */
+static inline void ftmw_put32(uint8_t *p, uint32_t v) {
+  p[0] = (uint8_t)v;
+  p[1] = (uint8_t)(v >> 8);
+  p[2] = (uint8_t)(v >> 16);
+  p[3] = (uint8_t)(v >> 24);
+}
+
+static inline void ftmw_put64(uint8_t *p, uint64_t v) {
+  ftmw_put32(p, (uint32_t)v);
+  ftmw_put32(p + 4, (uint32_t)(v >> 32));
+}
+
+static inline uint32_t ftmw_get32(const uint8_t *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+         (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t ftmw_get64(const uint8_t *p) {
+  return (uint64_t)ftmw_get32(p) | (uint64_t)ftmw_get32(p + 4) << 32;
+}
 
 typedef struct {
   uint8_t type;

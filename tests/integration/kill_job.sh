@@ -5,7 +5,8 @@
 # CALLS is "any", the master must have reported FAILURES failures (a
 # number, or a range LO-HI),
 # each from an API call matching that extended regex. EXPECT, if set in
-# the environment, is a regex the faulted run's output must also match;
+# the environment, holds regexes (separated by " && ") that lines of the
+# faulted run's output must also match;
 # REF_OPTS, if set, replaces FTMWRUN-OPTIONS for the reference run.
 # Usage: kill_job.sh FTMWRUN "FTMWRUN-OPTIONS" FAULT FAILURES RESTORES CALLS
 #                    RESULT-REGEX REFERENCE-PROGRAM PROGRAM [ARGS...]
@@ -34,7 +35,9 @@ want=$(echo "$ref" | grep -E "$result")
 got=$(echo "$out" | grep -E "$result")
 [ -n "$want" ] && [ "$want" = "$got" ] || { echo "FAIL: result '$got', want '$want' (from $(basename "$ref_prog"))"; exit 1; }
 if [ -n "${EXPECT:-}" ]; then
-  echo "$out" | grep -q -E "$EXPECT" || { echo "FAIL: no line matching '$EXPECT'"; exit 1; }
+  echo "$EXPECT" | sed 's/ && /\n/g' | while read -r re; do
+    echo "$out" | grep -q -E "$re" || { echo "FAIL: no line matching '$re'"; exit 1; }
+  done || exit 1
 fi
 [ "$rc" -eq 0 ] || { echo "FAIL: exit status $rc"; exit 1; }
 master() { grep '"role":"master"' "$trace" | grep "\"event\":\"$1\""; }
