@@ -72,18 +72,38 @@ int ftmw_check_buffer(const void *buf, int count, FT_Datatype type,
  * cannot take part any more (st.lock held), or FT_SUCCESS. Reporting
  * clears p's pending report and is traced with the call's name, so that a
  * test can check which call heard of a failure. */
+static int report_failure_locked(ftmw_peer *p, const char *call) {
+  p->unreported = 0;
+  ftmw_trace("failure_reported",
+             "\"peer\":\"%s %d\",\"call\":\"%s\",\"latency_ms\":%.3f",
+             ftmw_role_name(p->kind), p->id, call,
+             (uv_hrtime() - p->failed_at) / 1e6);
+  return p->kind == FTMW_ROLE_MASTER ? FT_ERR_NO_MASTER : FT_ERR_PEER_FAILED;
+}
+
 static int peer_gone_locked(ftmw_peer *p, const char *call) {
-  if (p->state == FTMW_PEER_FAILED) {
-    p->unreported = 0;
-    ftmw_trace("failure_reported",
-               "\"peer\":\"%s %d\",\"call\":\"%s\",\"latency_ms\":%.3f",
-               ftmw_role_name(p->kind), p->id, call,
-               (uv_hrtime() - p->failed_at) / 1e6);
-    return p->kind == FTMW_ROLE_MASTER ? FT_ERR_NO_MASTER : FT_ERR_PEER_FAILED;
-  }
+  if (p->state == FTMW_PEER_FAILED)
+    return report_failure_locked(p, call);
   if (p->state == FTMW_PEER_DONE || p->fin)
     return FT_ERR_PEER_FINALIZED;
   return FT_SUCCESS;
+}
+
+/* A replica told by the primary that worker p failed waits until it sees
+ * it too (it will: the worker is gone), or sees p replaced by the
+ * incarnation the primary's next ft_restore made, so that the calls that
+ * follow agree. */
+static void await_gone_locked(ftmw_peer *p) {
+  while (p->state == FTMW_PEER_ALIVE && !p->fin && p->epoch == p->app_epoch)
+    ftmw_wait_locked(-1);
+}
+
+/* A replica's call reports the failure (or end) of p that the primary's
+ * same call reported. */
+static int decided_gone_locked(ftmw_peer *p, const char *call) {
+  await_gone_locked(p);
+  int rc = peer_gone_locked(p, call);
+  return rc != FT_SUCCESS ? rc : report_failure_locked(p, call);
 }
 
 /* With FT_TRACE_DATA=N, every Nth data message this process sends or
@@ -462,7 +482,9 @@ int ftmw_recv(const char *call, void *buf, int count, FT_Datatype type,
         continue;
     }
     int failed_rank = p ? p->id : 0;
-    if (p)
+    if (p && decided && decided_seq == 0)
+      rc = decided_gone_locked(p, call);
+    else if (p)
       rc = peer_gone_locked(p, call);
     else {
       ftmw_peer *u = unreported_worker_locked();
@@ -511,9 +533,19 @@ int ftmw_irecv(const char *call, void *buf, int count, FT_Datatype type,
     return ftmw_fail(rc);
   if (p->post.active)
     return ftmw_fail(FT_ERR_ALREADY_POSTED);
-  /* A sender that has finished or died may still have its data queued. */
+  /* A sender that has finished or died may still have its data queued.
+   * Whether this call reports the failure is the primary's decision. */
   uv_mutex_lock(&st.lock);
-  rc = ftmw_match_peer(p, tag) ? FT_SUCCESS : peer_gone_locked(p, call);
+  int r;
+  uint64_t v;
+  if (ftmw_rep_follow(FTMW_DECIDE_POST, source, &r, &v)) {
+    rc = (int)v;
+    if (rc == FT_ERR_PEER_FAILED) /* reported here too, and traced */
+      decided_gone_locked(p, call);
+  } else {
+    rc = ftmw_match_peer(p, tag) ? FT_SUCCESS : peer_gone_locked(p, call);
+    ftmw_rep_decide(FTMW_DECIDE_POST, source, (uint64_t)rc);
+  }
   uv_mutex_unlock(&st.lock);
   if (rc != FT_SUCCESS)
     return ftmw_fail(rc);
@@ -608,7 +640,9 @@ int ft_waitany(int *rank) {
       ftmw_peer *p = &st.workers[r];
       if (decided && (r != decided_rank || decided_seq != 0))
         continue; /* a replica reports only the failure the primary did */
-      int rc = p->post.active ? peer_gone_locked(p, "ft_waitany") : FT_SUCCESS;
+      int rc = decided        ? decided_gone_locked(p, "ft_waitany")
+               : p->post.active ? peer_gone_locked(p, "ft_waitany")
+                                : FT_SUCCESS;
       if (rc != FT_SUCCESS) {
         if (!decided)
           ftmw_rep_decide(FTMW_DECIDE_RECV, r, 0);
@@ -624,14 +658,6 @@ int ft_waitany(int *rank) {
 
 /* --- failure queries and restore ---------------------------------------- */
 
-/* A replica told by the primary that worker p failed waits until it sees
- * the failure too (it will: the worker is gone), so that the calls that
- * follow, such as ft_restore, find it failed here as well. */
-static void await_failure_locked(ftmw_peer *p) {
-  while (p->state == FTMW_PEER_ALIVE)
-    ftmw_wait_locked(-1);
-}
-
 int ft_test(int rank) {
   if (!st.initialized)
     return ftmw_fail(FT_ERR_NOT_INITIALIZED);
@@ -644,7 +670,7 @@ int ft_test(int rank) {
   if (is_master() && ftmw_rep_follow(FTMW_DECIDE_TEST, rank, &r, &v)) {
     failed = v != 0;
     if (failed)
-      await_failure_locked(p);
+      await_gone_locked(p);
   } else {
     failed = p->state == FTMW_PEER_FAILED;
     if (is_master())
@@ -668,7 +694,7 @@ int ft_testany(void) {
   uv_mutex_lock(&st.lock);
   if (ftmw_rep_follow(FTMW_DECIDE_TESTANY, -1, &found, &v)) {
     if (found)
-      await_failure_locked(&st.workers[found]);
+      await_gone_locked(&st.workers[found]);
   } else {
     for (int r = 1; r <= st.W && !found; r++)
       if (st.workers[r].state == FTMW_PEER_FAILED)
@@ -686,18 +712,41 @@ int ft_restore(int rank) {
   if (p == NULL)
     return 0;
   uv_mutex_lock(&st.lock);
+  int r;
+  uint64_t v;
+  if (ftmw_rep_follow(FTMW_DECIDE_RESTORE, rank, &r, &v)) {
+    /* A replica: the primary restored (or did not), and says how. */
+    int rc = ftmw_rep_follow_restore(p, v);
+    uv_mutex_unlock(&st.lock);
+    if (rc != FT_SUCCESS)
+      return ftmw_fail(rc);
+    ftmw_ok();
+    return 1;
+  }
+  ftmw_rep_before(p); /* every replica is done with the old incarnation */
+  /* Restored by an old primary that died before it could tell: the
+   * replicas adopted the new incarnation, and so did this master. */
+  int adopted = p->state == FTMW_PEER_ALIVE && p->epoch != p->app_epoch;
   int failed = p->state == FTMW_PEER_FAILED;
   int dropped = failed ? ftmw_match_drop(p) : 0;
   p->unreported = 0;
+  if (!failed && !adopted)
+    ftmw_rep_decide(FTMW_DECIDE_RESTORE, rank,
+                    ftmw_rep_restore_value(FT_ERR_NOT_FAILED, p));
   uv_mutex_unlock(&st.lock);
-  if (!failed)
+  if (!failed && !adopted)
     return ftmw_fail(FT_ERR_NOT_FAILED);
   p->post.active = 0;
   p->log.posted = NULL; /* ms_restore posts it again if it replays it */
   uint64_t t0 = uv_hrtime();
   ftmw_trace("restore_started", "\"peer\":%d,\"dropped\":%d", rank, dropped);
-  int rc = ftmw_launch_restore(p);
+  int rc = adopted ? FT_SUCCESS : ftmw_launch_restore(p);
   double ms = (uv_hrtime() - t0) / 1e6;
+  uv_mutex_lock(&st.lock);
+  if (rc == FT_SUCCESS)
+    p->app_epoch = p->epoch;
+  ftmw_rep_decide(FTMW_DECIDE_RESTORE, rank, ftmw_rep_restore_value(rc, p));
+  uv_mutex_unlock(&st.lock);
   if (rc != FT_SUCCESS) {
     ftmw_trace("restore_failed", "\"peer\":%d,\"ms\":%.3f", rank, ms);
     ftmw_log("worker %d could not be restored: %s", rank, ft_strerror(rc));

@@ -118,6 +118,9 @@ typedef struct ftmw_peer {
   uint64_t answered_n; /* primary: the last exchange it gave a verdict on */
   uint64_t rx_seq;     /* master: the last DATA/COPY seq queued from this */
   uint32_t rx_epoch;   /* ...worker incarnation (duplicates are dropped) */
+  uint32_t app_epoch;  /* master: the incarnation its ft_restore last gave */
+  int from_spare;      /* static mode: the spare index + 1 this incarnation
+                          was activated from, or 0 */
   ftmw_qnode inbox; /* ftmw_msg.by_peer, arrival order */
   char host[FTMW_HOST_MAX];
   int os_pid;

@@ -601,6 +601,7 @@ static int restore_spare(ftmw_peer *p) {
     }
     p->epoch++;
     p->state = FTMW_PEER_LAUNCHING;
+    p->from_spare = k + 1;
     ftmw_op op = {.kind = FTMW_OP_ACTIVATE, .peer = sp, .target = p};
     ftmw_transport_submit(&op, 1);
     ftmw_op_wait_locked(&op);

@@ -260,6 +260,39 @@ void ftmw_rep_unfollow(int kind, int rank, uint64_t value) {
   st.decisions.next = &d->node;
 }
 
+uint64_t ftmw_rep_restore_value(int code, const ftmw_peer *p) {
+  uint64_t v = (uint16_t)code;
+  if (code == FT_SUCCESS)
+    v |= (uint64_t)(uint16_t)p->from_spare << 16 | (uint64_t)p->epoch << 32;
+  return v;
+}
+
+int ftmw_rep_follow_restore(ftmw_peer *p, uint64_t v) {
+  int code = (int)(v & 0xffff), s = (int)(v >> 16 & 0xffff) - 1;
+  uint32_t e = (uint32_t)(v >> 32);
+  if (code == FT_ERR_NOT_FAILED)
+    return code;
+  p->unreported = 0;
+  p->post.active = 0;
+  p->log.posted = NULL; /* ms_restore posts it again if it replays it */
+  if (code != FT_SUCCESS)
+    return code;
+  const ftmw_peer *sp = s >= 0 && s < st.S ? &st.spares[s] : NULL;
+  while (p->epoch < e && sp != NULL && sp->state == FTMW_PEER_ALIVE)
+    ftmw_wait_locked(-1);
+  if (p->epoch < e) { /* its spare died before it reached us */
+    ftmw_match_drop(p);
+    p->epoch = e;
+    p->state = FTMW_PEER_FAILED;
+    p->unreported = 1;
+    p->failed_at = uv_hrtime();
+    st.failure_seen = 1;
+  }
+  p->app_epoch = e;
+  ftmw_trace("restore_followed", "\"peer\":%d,\"peer_epoch\":%u", p->id, e);
+  return FT_SUCCESS;
+}
+
 int ftmw_rep_decision_arrived(const ftmw_decision *d) {
   if (d->number <= st.dec_rcvd)
     return 1; /* a new primary's resend of one we have */

@@ -71,6 +71,15 @@ int ftmw_rep_follow(int kind, int want_rank, int *rank, uint64_t *value);
  * and will be made again). */
 void ftmw_rep_unfollow(int kind, int rank, uint64_t value);
 
+/* The value of an ft_restore decision on worker p: the outcome code, and
+ * on success the new incarnation and the spare it came from. */
+uint64_t ftmw_rep_restore_value(int code, const struct ftmw_peer *p);
+
+/* Replica's ft_restore of p, given the primary's decision v: waits until
+ * the new incarnation is adopted (ACTIVATED), or its spare is gone (then
+ * the new incarnation counts as failed here). Returns the outcome code. */
+int ftmw_rep_follow_restore(struct ftmw_peer *p, uint64_t v);
+
 /* Replica: a DECIDE frame arrived (I/O thread, st.lock held). Returns 0,
  * or -1 if its number does not follow the last one (protocol error). */
 int ftmw_rep_decision_arrived(const struct ftmw_decision *d);

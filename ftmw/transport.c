@@ -351,7 +351,14 @@ static void on_activate(ftmw_conn *c, const ftmw_hdr *h) {
   st.activated = 1;
   uv_cond_broadcast(&st.cond);
   uv_mutex_unlock(&st.lock);
-  send_ctrl(c, FTMW_FRAME_ACTIVATED, c->peer->pid_wire, 0, 0, 0, NULL, 0);
+  /* Every other master learns it too, before anything this worker sends
+   * it: replicas adopt the connection as the new incarnation. */
+  for (int k = 0; k <= st.M; k++) {
+    ftmw_peer *m = &st.masters[k];
+    if (m == c->peer || (m->conn != NULL && m->state == FTMW_PEER_ALIVE))
+      send_ctrl(m == c->peer ? c : m->conn, FTMW_FRAME_ACTIVATED, m->pid_wire,
+                h->tag, h->seq, 0, NULL, 0);
+  }
   ftmw_trace("activated", NULL);
 }
 
@@ -486,6 +493,43 @@ static int on_decide(ftmw_conn *c, const ftmw_hdr *h, void *payload) {
   return 0;
 }
 
+/* ACTIVATED from spare c->peer to a replica: the primary's ft_restore
+ * made it worker tag, incarnation seq, and its frames now say so. The
+ * replica adopts the connection as that worker; what the old incarnation
+ * left queued is dropped, as the primary dropped it: every replica had
+ * finished its exchanges with it before the primary restored. */
+static int on_adopt(ftmw_conn *c, const ftmw_hdr *h) {
+  ftmw_peer *sp = c->peer;
+  int r = h->tag;
+  uint32_t e = (uint32_t)h->seq;
+  if (st.role != FTMW_ROLE_MASTER || r < 1 || r > st.W ||
+      h->src != (uint32_t)r || h->epoch != e || h->dst != ftmw_self_pid() ||
+      e <= st.workers[r].epoch) {
+    peer_down(sp, 0, "protocol error: unexpected ACTIVATED");
+    return 1;
+  }
+  ftmw_peer *w = &st.workers[r];
+  if (w->conn != NULL)
+    peer_down(w, 0, "replaced by the primary's ft_restore");
+  uv_mutex_lock(&st.lock);
+  int dropped = ftmw_match_drop(w);
+  w->epoch = e;
+  w->state = FTMW_PEER_ALIVE;
+  w->fin = 0;
+  w->from_spare = sp->id + 1;
+  w->os_pid = sp->os_pid;
+  memcpy(w->host, sp->host, sizeof(w->host));
+  sp->state = FTMW_PEER_DONE;
+  uv_cond_broadcast(&st.cond);
+  uv_mutex_unlock(&st.lock);
+  sp->conn = NULL;
+  c->peer = w;
+  w->conn = c;
+  ftmw_trace("adopted", "\"peer\":%d,\"peer_epoch\":%u,\"spare\":%d,"
+             "\"dropped\":%d", r, e, sp->id, dropped);
+  return 0;
+}
+
 /* Replica protocol frames (SPEC section 6); st.lock not held. */
 static int on_replica_frame(ftmw_peer *p, const ftmw_hdr *h) {
   int ok = 1;
@@ -553,6 +597,8 @@ static int on_frame(void *ctx, const ftmw_hdr *h, void *payload) {
     }
     return 0;
   }
+  if (h->type == FTMW_FRAME_ACTIVATED && p->kind == FTMW_ROLE_SPARE)
+    return on_adopt(c, h); /* checked there: it bears the new identity */
   /* A spare being activated may still have heartbeats of its old
    * identity in flight: those are the only frames it sends. */
   if (c->activating && h->type == FTMW_FRAME_HEARTBEAT)

@@ -36,7 +36,7 @@
   XX(FIN, 6)       /* the sender's application called ft_finalize */           \
   XX(BYE, 7)       /* master: shut down; flag CLEAN: safe to MPI_Finalize */   \
   XX(ACTIVATE, 8)  /* master to spare: become worker tag, epoch epoch */       \
-  XX(ACTIVATED, 9) /* spare to master: done */                              \
+  XX(ACTIVATED, 9) /* spare to masters: now worker tag, incarnation seq */   \
   XX(COPY, 10)     /* worker to replica: the DATA it sent the primary */      \
   XX(ACKED, 11)    /* worker to replica: it ACKed the primary's DATA seq */   \
   XX(DONE, 12)     /* replica to primary: its exchange seq with worker tag */ \
@@ -60,11 +60,14 @@ enum ftmw_frame_type {
  * counts them), and the 16-byte payload holds the worker rank (u32, then
  * 4 zero bytes) and a value (u64): the sequence number of the message an
  * FT_ANY_SOURCE receive or ft_waitany took (0: it reported the worker's
- * failure), or the answer of ft_test / ft_testany. */
+ * failure), the answer of ft_test / ft_testany, the outcome of ft_restore
+ * (see ftmw_rep_restore_value) or the error ft_irecv reported. */
 enum {
   FTMW_DECIDE_RECV = 1,
   FTMW_DECIDE_TEST = 2,
-  FTMW_DECIDE_TESTANY = 3
+  FTMW_DECIDE_TESTANY = 3,
+  FTMW_DECIDE_RESTORE = 4,
+  FTMW_DECIDE_POST = 5
 };
 #define FTMW_DECIDE_SIZE 16
 

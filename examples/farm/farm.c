@@ -38,11 +38,13 @@ static uint64_t compute(int64_t id, uint64_t seed, long work_us) {
 
 static void usage(FILE *f) {
   fprintf(f,
-          "Usage: farm [--tasks N] [--work-us U] [--seed S]\n"
+          "Usage: farm [--tasks N] [--work-us U] [--seed S] [--every-master]\n"
           "Run it with ftmwrun, e.g.: ftmwrun -w 4 farm --tasks 1000\n"
-          "  --tasks N    number of tasks (default 200)\n"
-          "  --work-us U  simulated work per task, microseconds (default 1000)\n"
-          "  --seed S     seed of the task values (default 1)\n");
+          "  --tasks N       number of tasks (default 200)\n"
+          "  --work-us U     simulated work per task, microseconds (default 1000)\n"
+          "  --seed S        seed of the task values (default 1)\n"
+          "  --every-master  with master replicas (ftmwrun -m), every master\n"
+          "                  prints the result, not only the primary (tests)\n");
 }
 
 static int worker(uint64_t seed, long work_us) {
@@ -85,7 +87,7 @@ static int dispatch(farm_t *f, int r) {
   return 0;
 }
 
-static int master(int W, int64_t ntasks) {
+static int master(int W, int64_t ntasks, int every_master) {
   farm_t f = {0};
   f.queue = malloc((size_t)ntasks * sizeof(int64_t));
   f.held = malloc(((size_t)W + 1) * sizeof(int64_t));
@@ -136,7 +138,7 @@ static int master(int W, int64_t ntasks) {
   for (int r = 1; r <= W; r++)
     if (!ft_test(r))
       ft_send(NULL, 0, FT_LONG_LONG, r, TAG_STOP);
-  if (ft_is_primary()) {
+  if (every_master || ft_is_primary()) {
     printf("tasks %" PRId64 "/%" PRId64 " failures %d restores %d duplicates %" PRId64 "\n",
            ndone, ntasks, f.failures, f.restores, duplicates);
     printf("checksum %016" PRIx64 "\n", checksum);
@@ -156,11 +158,16 @@ int main(int argc, char **argv) {
   static const struct option opts[] = {{"tasks", required_argument, 0, 't'},
                                        {"work-us", required_argument, 0, 'u'},
                                        {"seed", required_argument, 0, 's'},
+                                       {"every-master", no_argument, 0, 'e'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
-  int c, bad = 0;
+  int c, bad = 0, every_master = 0;
   char *end;
-  while ((c = getopt_long(argc, argv, "t:u:s:h", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "t:u:s:eh", opts, NULL)) != -1) {
+    if (c == 'e') {
+      every_master = 1;
+      continue;
+    }
     long long *dst = c == 't' ? &ntasks : c == 'u' ? &work_us : c == 's' ? &seed : NULL;
     if (c == 'h') {
       if (rank == 0 && ft_is_primary())
@@ -177,7 +184,7 @@ int main(int argc, char **argv) {
     ft_finalize();
     return 2;
   }
-  int rc = rank == 0 ? master(W, ntasks) : worker((uint64_t)seed, work_us);
+  int rc = rank == 0 ? master(W, ntasks, every_master) : worker((uint64_t)seed, work_us);
   ft_finalize();
   return rc;
 }

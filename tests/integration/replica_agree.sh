@@ -1,28 +1,46 @@
 #!/bin/sh
-# Master replicas agree: with FT_FAULT killing a worker at one point of the
-# protocol, every master (primary and M replicas, each printing, as the
-# program does not guard its output) prints the same result line, which
-# must match the extended regex WANT, and reports the worker's failure from the same API calls,
-# in the same order (from the FT_TRACE failure_reported events).
-# With DEAD=N in the environment, N masters are killed by FAULT: the
-# survivors must agree.
+# Master replicas agree: with FT_FAULT killing processes at points of the
+# protocol, every live master (primary and M replicas, each printing: the
+# program does not guard its output) prints the same result lines, and
+# reports the workers' failures from the same API calls, in the same order
+# (from the FT_TRACE failure_reported events).
+# WANT holds extended regexes separated by " && ": each must match exactly
+# one line of every live master, the same line. With REF_OPTS set, the
+# line matching the first one must also equal that of a fault-free run
+# with those ftmwrun options. With DEAD=N in the environment, N masters
+# are killed by FAULT: the survivors must agree.
 # Usage: replica_agree.sh FTMWRUN "FTMWRUN-OPTIONS" M FAULT WANT PROGRAM [ARGS...]
 set -u
 ftmwrun=$1 opts=$2 m=$3 fault=$4 want=$5 prog=$6
 shift 6
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+if [ -n "${REF_OPTS:-}" ]; then
+  # shellcheck disable=SC2086
+  "$ftmwrun" $REF_OPTS "$prog" "$@" > "$tmp/ref" 2>&1 || { echo "FAIL: the reference run failed"; exit 1; }
+fi
 # shellcheck disable=SC2086
 FT_TRACE=$tmp/trace FT_FAULT=$fault "$ftmwrun" $opts -m "$m" "$prog" "$@" > "$tmp/out" 2>&1
 rc=$?
 grep -v PMIX "$tmp/out"
 [ "$rc" -eq 0 ] || { echo "FAIL: exit status $rc"; exit 1; }
 live=$((m + 1 - ${DEAD:-0}))
-n=$(grep -c -x -E "$want" "$tmp/out")
-[ "$n" -eq "$live" ] || { echo "FAIL: '$want' printed $n times, want $live"; exit 1; }
-[ "$(grep -x -E "$want" "$tmp/out" | sort -u | grep -c .)" -eq 1 ] ||
-  { echo "FAIL: the masters printed different results"; exit 1; }
-other=$(grep -v -x -E "$want" "$tmp/out" | grep -c '^sum')
-[ "$other" -eq 0 ] || { echo "FAIL: a master printed another result"; exit 1; }
+first=1
+echo "$want" | sed 's/ && /\n/g' > "$tmp/want"
+while read -r re; do
+  n=$(grep -c -x -E "$re" "$tmp/out")
+  [ "$n" -eq "$live" ] || { echo "FAIL: '$re' printed $n times, want $live"; exit 1; }
+  [ "$(grep -x -E "$re" "$tmp/out" | sort -u | grep -c .)" -eq 1 ] ||
+    { echo "FAIL: the masters printed different results"; exit 1; }
+  word=${re%% *}
+  [ "$(grep "^$word " "$tmp/out" | grep -v -x -c -E "$re")" -eq 0 ] ||
+    { echo "FAIL: a master printed another '$word' line"; exit 1; }
+  if [ -n "${REF_OPTS:-}" ] && [ $first = 1 ]; then
+    ref=$(grep -x -E "$re" "$tmp/ref")
+    [ "$(grep -x -E "$re" "$tmp/out" | head -1)" = "$ref" ] ||
+      { echo "FAIL: not the fault-free result '$ref'"; exit 1; }
+  fi
+  first=0
+done < "$tmp/want" || exit 1
 pids=$(grep '"role":"master"' "$tmp/trace" | grep '"event":"finalize"' |
        sed 's/.*"pid":\([0-9]*\).*/\1/' | sort -u)
 [ "$(echo "$pids" | grep -c .)" -eq "$live" ] || { echo "FAIL: want $live masters finalizing in the trace"; exit 1; }
