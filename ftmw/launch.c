@@ -39,9 +39,16 @@ typedef struct {
 static char master_ip[FTMW_MAX_MASTERS][48];
 static int32_t master_port[FTMW_MAX_MASTERS];
 
+/* A replica's listening address, as MPI carries it at launch. */
+typedef struct {
+  char ip[48];
+  int32_t port;
+} ftmw_addr;
+
 static char exe_path[FTMW_PATH_MAX];
 static char **spawn_args;
 static int *placed_host; /* spawn mode: hostfile entry of each worker, or -1 */
+static MPI_Comm replica_comm[FTMW_MAX_MASTERS]; /* spawn mode: to each replica */
 
 static const char *env_get(const char *name) { return getenv(name); }
 
@@ -171,11 +178,6 @@ static int read_config(int static_size) {
                "gives the number of workers to start");
       return -1;
     }
-    if (st.M > 0) {
-      ftmw_log("FT_NUM_MASTERS=%d: master replicas in spawn mode are not "
-               "implemented yet; use static mode (ftmwrun --static)", st.M);
-      return -1;
-    }
     if (st.cfg.spares > 0) {
       ftmw_log("FT_SPARES=%d is invalid in spawn mode: spares exist only in "
                "static mode (mpiexec -n 1+W+M+S)",
@@ -226,7 +228,10 @@ static int wait_joined_locked(ftmw_peer *p, uint64_t deadline) {
 
 /* --- spawn mode ---------------------------------------------------------- */
 
-static int spawn_one(ftmw_peer *p, int host) {
+/* Spawns the process for p (a worker, or with role FTMW_ROLE_MASTER a
+ * replica) on hostfile entry host (-1: anywhere) and sends its set-up
+ * record; a replica's intercommunicator goes to *inter. */
+static int spawn_one(ftmw_peer *p, int host, int role, MPI_Comm *inter_out) {
   MPI_Info info = MPI_INFO_NULL;
   if (host >= 0) {
     MPI_Info_create(&info);
@@ -243,19 +248,93 @@ static int spawn_one(ftmw_peer *p, int host) {
     char msg[MPI_MAX_ERROR_STRING];
     int len = 0;
     MPI_Error_string(rc != MPI_SUCCESS ? rc : errcode, msg, &len);
-    ftmw_log("cannot spawn worker %d%s%s: %s", p->id, host >= 0 ? " on " : "",
-             host >= 0 ? st.hosts.v[host].name : "", msg);
+    ftmw_log("cannot spawn %s %d%s%s: %s", ftmw_role_name(role), p->id,
+             host >= 0 ? " on " : "", host >= 0 ? st.hosts.v[host].name : "",
+             msg);
     return -1;
   }
   ftmw_setup s;
-  fill_setup(&s, FTMW_ROLE_WORKER, p->id, p->epoch);
+  fill_setup(&s, role, p->id, p->epoch);
   rc = MPI_Send(&s, sizeof(s), MPI_BYTE, 0, SETUP_TAG, inter);
-  ftmw_trace("spawned", "\"worker\":%d,\"worker_epoch\":%u,\"host\":\"%s\",\"ms\":%.3f",
-             p->id, p->epoch, host >= 0 ? st.hosts.v[host].name : st.host,
+  ftmw_trace("spawned", "\"%s\":%d,\"peer_epoch\":%u,\"host\":\"%s\",\"ms\":%.3f",
+             ftmw_role_name(role), p->id, p->epoch,
+             host >= 0 ? st.hosts.v[host].name : st.host,
              (uv_hrtime() - t0) / 1e6);
-  /* The intercommunicator is never used again, and freeing or
+  /* A worker's intercommunicator is never used again, and freeing or
    * disconnecting it would involve the child: it is left alone. */
+  if (inter_out)
+    *inter_out = inter;
   return rc == MPI_SUCCESS ? 0 : -1;
+}
+
+/* Spawn mode, every master: where each worker runs (placement, then the
+ * hosts restores pick), so that a replica that takes over can restore. */
+static int place_workers(void) {
+  placed_host = calloc((size_t)st.W + 1, sizeof(int));
+  if (placed_host == NULL)
+    return -1;
+  for (int r = 1; r <= st.W; r++)
+    placed_host[r] = st.hosts.n ? ftmw_hosts_place(&st.hosts, r - 1) : -1;
+  return 0;
+}
+
+/* Spawn mode, the primary: spawns the replicas (on the hosts after the
+ * workers') one by one, each told the masters before it; learns each
+ * one's listening address; then tells every replica all of them. */
+static int spawn_replicas(void) {
+  for (int k = 1; k <= st.M; k++) {
+    ftmw_addr a;
+    int host = st.hosts.n ? ftmw_hosts_place(&st.hosts, st.W + k - 1) : -1;
+    st.masters[k].state = FTMW_PEER_LAUNCHING;
+    if (spawn_one(&st.masters[k], host, FTMW_ROLE_MASTER, &replica_comm[k]) != 0 ||
+        MPI_Recv(&a, sizeof(a), MPI_BYTE, 0, SETUP_TAG, replica_comm[k],
+                 MPI_STATUS_IGNORE) != MPI_SUCCESS || a.port <= 0) {
+      ftmw_log("master replica %d could not start listening", k);
+      return -1;
+    }
+    a.ip[sizeof(a.ip) - 1] = '\0';
+    memcpy(master_ip[k], a.ip, sizeof(master_ip[k]));
+    master_port[k] = a.port;
+  }
+  for (int k = 1; k <= st.M; k++) {
+    ftmw_setup s;
+    fill_setup(&s, FTMW_ROLE_MASTER, k, 0);
+    if (MPI_Send(&s, sizeof(s), MPI_BYTE, 0, SETUP_TAG, replica_comm[k]) !=
+        MPI_SUCCESS)
+      return -1;
+  }
+  return 0;
+}
+
+/* Spawn mode, a replica just spawned: listens, tells the primary where,
+ * and learns every master's address (into *s). */
+static int init_spawned_replica(MPI_Comm parent, ftmw_setup *s) {
+  char err[320];
+  ftmw_addr a = {.port = 0};
+  if (st.cfg.hostfile[0] &&
+      ftmw_hosts_load(st.cfg.hostfile, &st.hosts, err, sizeof(err)) != 0)
+    ftmw_log("FT_HOSTFILE: %s", err); /* then it restores on this host */
+  for (int r = 1; r <= st.W; r++)
+    st.workers[r].state = FTMW_PEER_LAUNCHING;
+  for (int k = st.id + 1; k <= st.M; k++)
+    st.masters[k].state = FTMW_PEER_LAUNCHING;
+  if (place_workers() == 0 && resolve_self() == 0 &&
+      ftmw_transport_start(1) == FT_SUCCESS) {
+    snprintf(a.ip, sizeof(a.ip), "%s", st.listen_ip);
+    a.port = st.listen_port;
+  }
+  if (MPI_Send(&a, sizeof(a), MPI_BYTE, 0, SETUP_TAG, parent) != MPI_SUCCESS ||
+      a.port <= 0)
+    return -1;
+  ftmw_setup all;
+  if (MPI_Recv(&all, sizeof(all), MPI_BYTE, 0, SETUP_TAG, parent,
+               MPI_STATUS_IGNORE) != MPI_SUCCESS || all.magic != SETUP_MAGIC)
+    return -1;
+  memcpy(master_ip, all.master_ip, sizeof(master_ip));
+  memcpy(master_port, all.master_port, sizeof(master_port));
+  memcpy(s->master_ip, master_ip, sizeof(master_ip));
+  memcpy(s->master_port, master_port, sizeof(master_port));
+  return 0;
 }
 
 static int init_spawn_primary(void) {
@@ -265,15 +344,12 @@ static int init_spawn_primary(void) {
   st.id = 0;
   if (make_secret() != 0 || ftmw_transport_start(1) != FT_SUCCESS)
     return -1;
-  placed_host = calloc((size_t)st.W + 1, sizeof(int));
-  if (placed_host == NULL)
+  if (place_workers() != 0 || spawn_replicas() != 0)
     return -1;
-  for (int r = 1; r <= st.W; r++) {
-    placed_host[r] = st.hosts.n ? ftmw_hosts_place(&st.hosts, r - 1) : -1;
-    st.workers[r].state = FTMW_PEER_LAUNCHING;
-  }
   for (int r = 1; r <= st.W; r++)
-    if (spawn_one(&st.workers[r], placed_host[r]) != 0)
+    st.workers[r].state = FTMW_PEER_LAUNCHING;
+  for (int r = 1; r <= st.W; r++)
+    if (spawn_one(&st.workers[r], placed_host[r], FTMW_ROLE_WORKER, NULL) != 0)
       return -1;
   return 0;
 }
@@ -346,10 +422,7 @@ static int init_static(int rank, int size, ftmw_setup *out) {
  * address (one MPI_Allgather; a replica that could not listen sends port
  * 0 and the job stops). Fills s and master_ip/master_port. */
 static int gather_masters(int rank, int size, ftmw_setup *s) {
-  struct addr {
-    char ip[48];
-    int32_t port;
-  } mine, *all = calloc((size_t)size, sizeof(*all));
+  ftmw_addr mine, *all = calloc((size_t)size, sizeof(*all));
   memset(&mine, 0, sizeof(mine));
   if (st.role == FTMW_ROLE_MASTER) {
     snprintf(mine.ip, sizeof(mine.ip), "%s", st.listen_ip);
@@ -480,6 +553,10 @@ int ftmw_launch_init(int *argc, char ***argv) {
     apply_setup(&s);
     if (alloc_peers() != 0)
       return -1;
+    if (st.role == FTMW_ROLE_MASTER && init_spawned_replica(parent, &s) != 0) {
+      ftmw_log("master replica %d: cannot start", st.id);
+      return -1;
+    }
     rc = s.epoch > 0 ? 0 : 1;
   } else {
     int size, rank;
@@ -575,7 +652,8 @@ static int restore_spawn(ftmw_peer *p) {
     p->state = FTMW_PEER_LAUNCHING;
     uv_mutex_unlock(&st.lock);
     int ok = 0;
-    if (spawn_one(p, host) == 0) {
+    p->from_spare = 0;
+    if (spawn_one(p, host, FTMW_ROLE_WORKER, NULL) == 0) {
       uv_mutex_lock(&st.lock);
       ok = wait_joined_locked(p, ftmw_now_ms() + LAUNCH_WAIT_MS);
       uv_mutex_unlock(&st.lock);

@@ -13,6 +13,10 @@
 
 #define st ftmw_st
 
+/* How long a replica waits for a restored worker the primary already
+ * heard from (as long as the primary waits for a launched process). */
+#define FTMW_ADOPT_WAIT_MS 60000
+
 static int with_replicas(void) {
   return st.M > 0 && st.role == FTMW_ROLE_MASTER;
 }
@@ -277,10 +281,18 @@ int ftmw_rep_follow_restore(ftmw_peer *p, uint64_t v) {
   p->log.posted = NULL; /* ms_restore posts it again if it replays it */
   if (code != FT_SUCCESS)
     return code;
+  /* A spare's ACTIVATED, or a spawned worker's HELLO, is on its way: it
+   * left before the primary heard from it. A spare that dies first is
+   * seen; a spawned worker is given the launch deadline. */
   const ftmw_peer *sp = s >= 0 && s < st.S ? &st.spares[s] : NULL;
-  while (p->epoch < e && sp != NULL && sp->state == FTMW_PEER_ALIVE)
-    ftmw_wait_locked(-1);
-  if (p->epoch < e) { /* its spare died before it reached us */
+  uint64_t deadline = ftmw_now_ms() + FTMW_ADOPT_WAIT_MS;
+  while (p->epoch < e) {
+    uint64_t now = ftmw_now_ms();
+    if (sp != NULL ? sp->state != FTMW_PEER_ALIVE : now >= deadline)
+      break;
+    ftmw_wait_locked(sp != NULL ? -1 : (int64_t)(deadline - now));
+  }
+  if (p->epoch < e) { /* it died before it reached this master */
     ftmw_match_drop(p);
     p->epoch = e;
     p->state = FTMW_PEER_FAILED;

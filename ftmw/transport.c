@@ -283,6 +283,34 @@ static void payload_release(void *ctx, void *payload) {
   free(FTMW_CONTAINER_OF(payload, ftmw_msg, data));
 }
 
+/* A replica (or a master that took over) adopts connection c as worker
+ * w's incarnation e, which the process announced itself: a spare's
+ * ACTIVATED, or a spawned worker's HELLO. The primary's ft_restore made
+ * it, after every replica had finished its exchanges with the old
+ * incarnation; what that one left queued is dropped, as the primary
+ * dropped it. welcome: answer a HELLO (before w is seen alive). */
+static void adopt(ftmw_conn *c, ftmw_peer *w, uint32_t e, int from_spare,
+                  int pid, const char *host, int welcome) {
+  if (w->conn != NULL)
+    peer_down(w, 0, "replaced by the primary's ft_restore");
+  c->peer = w;
+  w->conn = c;
+  if (welcome)
+    send_ctrl(c, FTMW_FRAME_WELCOME, w->pid_wire, 0, 0, 0, NULL, 0);
+  uv_mutex_lock(&st.lock);
+  int dropped = ftmw_match_drop(w);
+  w->epoch = e;
+  w->state = FTMW_PEER_ALIVE;
+  w->fin = 0;
+  w->from_spare = from_spare;
+  w->os_pid = pid;
+  snprintf(w->host, sizeof(w->host), "%s", host);
+  uv_cond_broadcast(&st.cond);
+  uv_mutex_unlock(&st.lock);
+  ftmw_trace("adopted", "\"peer\":%d,\"peer_epoch\":%u,\"spare\":%d,"
+             "\"dropped\":%d", w->id, e, from_spare - 1, dropped);
+}
+
 static int on_hello(ftmw_conn *c, const uint8_t *payload) {
   ftmw_hello m;
   if (ftmw_wire_decode_hello(payload, FTMW_HELLO_SIZE, &m) != FTMW_WIRE_OK) {
@@ -311,7 +339,16 @@ static int on_hello(ftmw_conn *c, const uint8_t *payload) {
   }
   uv_mutex_lock(&st.lock);
   int ok = p->state == FTMW_PEER_LAUNCHING && p->epoch == m.epoch && p->conn == NULL;
+  /* A master with replicas meets a worker the primary spawned by
+   * ft_restore: a later incarnation than it knows. */
+  int later = st.M > 0 && m.role == FTMW_ROLE_WORKER && m.epoch > p->epoch &&
+              st.mode == FTMW_MODE_SPAWN;
   uv_mutex_unlock(&st.lock);
+  if (!ok && later) {
+    c->reader.max_payload = st.cfg.max_message;
+    adopt(c, p, m.epoch, 0, (int)m.pid, m.host, 1);
+    return 0;
+  }
   if (!ok) {
     c->reject = "stale or duplicate incarnation";
     return -1;
@@ -493,11 +530,8 @@ static int on_decide(ftmw_conn *c, const ftmw_hdr *h, void *payload) {
   return 0;
 }
 
-/* ACTIVATED from spare c->peer to a replica: the primary's ft_restore
- * made it worker tag, incarnation seq, and its frames now say so. The
- * replica adopts the connection as that worker; what the old incarnation
- * left queued is dropped, as the primary dropped it: every replica had
- * finished its exchanges with it before the primary restored. */
+/* ACTIVATED from spare c->peer to a replica: the primary's ft_restore made
+ * it worker tag, incarnation seq, and its frames now say so. */
 static int on_adopt(ftmw_conn *c, const ftmw_hdr *h) {
   ftmw_peer *sp = c->peer;
   int r = h->tag;
@@ -508,25 +542,11 @@ static int on_adopt(ftmw_conn *c, const ftmw_hdr *h) {
     peer_down(sp, 0, "protocol error: unexpected ACTIVATED");
     return 1;
   }
-  ftmw_peer *w = &st.workers[r];
-  if (w->conn != NULL)
-    peer_down(w, 0, "replaced by the primary's ft_restore");
   uv_mutex_lock(&st.lock);
-  int dropped = ftmw_match_drop(w);
-  w->epoch = e;
-  w->state = FTMW_PEER_ALIVE;
-  w->fin = 0;
-  w->from_spare = sp->id + 1;
-  w->os_pid = sp->os_pid;
-  memcpy(w->host, sp->host, sizeof(w->host));
   sp->state = FTMW_PEER_DONE;
-  uv_cond_broadcast(&st.cond);
   uv_mutex_unlock(&st.lock);
   sp->conn = NULL;
-  c->peer = w;
-  w->conn = c;
-  ftmw_trace("adopted", "\"peer\":%d,\"peer_epoch\":%u,\"spare\":%d,"
-             "\"dropped\":%d", r, e, sp->id, dropped);
+  adopt(c, &st.workers[r], e, sp->id + 1, sp->os_pid, sp->host, 0);
   return 0;
 }
 

@@ -57,6 +57,38 @@ Test(wire, malformed_headers, .timeout = 5) {
   cr_assert_eq(ftmw_wire_decode(bad, 100, &out), FTMW_WIRE_ETAG);
 }
 
+/* The replica frames: what each may carry. */
+Test(wire, replica_frames, .timeout = 5) {
+  uint8_t buf[FTMW_HDR_SIZE];
+  ftmw_hdr out;
+  struct {
+    ftmw_hdr h;
+    int want;
+  } cases[] = {
+      {{.type = FTMW_FRAME_DECIDE, .tag = FTMW_DECIDE_RECV, .seq = 1,
+        .len = FTMW_DECIDE_SIZE}, FTMW_WIRE_OK},
+      {{.type = FTMW_FRAME_DECIDE, .tag = FTMW_DECIDE_POST,
+        .len = FTMW_DECIDE_SIZE}, FTMW_WIRE_OK},
+      {{.type = FTMW_FRAME_DECIDE, .tag = FTMW_DECIDE_POST + 1,
+        .len = FTMW_DECIDE_SIZE}, FTMW_WIRE_ETAG},
+      {{.type = FTMW_FRAME_DECIDE, .tag = 0, .len = FTMW_DECIDE_SIZE},
+       FTMW_WIRE_ETAG},
+      {{.type = FTMW_FRAME_DECIDE, .tag = FTMW_DECIDE_TEST, .len = 8},
+       FTMW_WIRE_ELEN},
+      {{.type = FTMW_FRAME_VERDICT, .tag = 2, .flags = FTMW_FLAG_OK}, FTMW_WIRE_OK},
+      {{.type = FTMW_FRAME_VERDICT, .tag = 2, .flags = 2}, FTMW_WIRE_EFLAGS},
+      {{.type = FTMW_FRAME_DONE, .tag = 2, .len = 1}, FTMW_WIRE_ELEN},
+      {{.type = FTMW_FRAME_SUSPECT, .tag = 0}, FTMW_WIRE_ETAG},
+      {{.type = FTMW_FRAME_KEPT, .tag = 1, .len = 3}, FTMW_WIRE_ELEN},
+      {{.type = FTMW_FRAME_KEPT, .tag = 1, .len = 12}, FTMW_WIRE_OK},
+      {{.type = FTMW_FRAME_COPY, .tag = -1, .len = 1}, FTMW_WIRE_ETAG},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    ftmw_wire_encode(buf, &cases[i].h);
+    cr_expect_eq(ftmw_wire_decode(buf, 100, &out), cases[i].want, "case %zu", i);
+  }
+}
+
 Test(wire, hello_round_trip_and_rejects, .timeout = 5) {
   ftmw_hello m = {.role = FTMW_ROLE_WORKER, .id = 5, .epoch = 1, .pid = 42};
   memset(m.secret, 0xab, sizeof(m.secret));
