@@ -340,6 +340,7 @@ int ftmw_send(const char *call, const void *buf, int count, FT_Datatype type,
   } else {
     int acker;
     uint64_t seq = ++st.tx_seq;
+    p = peer_of(0); /* the primary, now that the lock is held */
     rc = peer_gone_locked(p, call);
     if (rc == FT_SUCCESS)
       rc = send_data_locked(call, p, seq, tag, buf, bytes, &acker);
@@ -665,6 +666,8 @@ int ft_test(int rank) {
   if (p == NULL)
     return 0;
   uv_mutex_lock(&st.lock);
+  if (!is_master())
+    p = peer_of(0); /* the primary, now that the lock is held */
   int failed, r;
   uint64_t v;
   if (is_master() && ftmw_rep_follow(FTMW_DECIDE_TEST, rank, &r, &v)) {

@@ -157,6 +157,10 @@ static void fill_setup(ftmw_setup *s, int role, int id, uint32_t epoch) {
   }
   memcpy(s->master_ip, master_ip, sizeof(master_ip));
   memcpy(s->master_port, master_port, sizeof(master_port));
+  /* A master known dead is not worth a connection attempt (port 0). */
+  for (int k = 0; k <= st.M && st.masters; k++)
+    if (st.masters[k].state == FTMW_PEER_FAILED)
+      s->master_port[k] = 0;
 }
 
 /* Reads and validates the settings (the process that launches the job). */
@@ -465,6 +469,10 @@ static int connect_masters(const char ip[][48], const int32_t *port) {
   uint64_t deadline = ftmw_now_ms() + LAUNCH_WAIT_MS;
   int alive = 0;
   for (int k = last; k >= 0; k--) {
+    if (port[k] <= 0) { /* dead when this process was launched */
+      st.masters[k].state = FTMW_PEER_FAILED;
+      continue;
+    }
     ftmw_op op = {.kind = FTMW_OP_CONNECT, .peer = &st.masters[k]};
     struct sockaddr_in *a = (struct sockaddr_in *)&op.addr;
     if (uv_ip4_addr(ip[k], port[k], a) != 0) {
@@ -483,6 +491,11 @@ static int connect_masters(const char ip[][48], const int32_t *port) {
      * then takes over from it, a worker joins the one that does. */
     alive += st.masters[k].welcomed && st.masters[k].state == FTMW_PEER_FAILED;
   }
+  /* The primary is the first master alive (a replica: perhaps itself). */
+  for (int k = st.M; k >= 0; k--)
+    if (st.masters[k].state == FTMW_PEER_ALIVE ||
+        (st.role == FTMW_ROLE_MASTER && k == st.id))
+      st.primary = k;
   uv_mutex_unlock(&st.lock);
   if (alive == 0) {
     ftmw_log("%s %d: cannot reach any master", ftmw_role_name(st.role), st.id);
