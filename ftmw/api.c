@@ -217,12 +217,16 @@ static void free_all(void) {
 int ft_finalize(void) {
   if (!st.initialized)
     return ftmw_fail(FT_ERR_NOT_INITIALIZED);
+  if (st.M > 0 && is_master()) { /* what ft_is_primary guarded is done */
+    uv_mutex_lock(&st.lock);
+    ftmw_rep_serve();
+    uv_mutex_unlock(&st.lock);
+  }
   ftmw_fault_hit(FTMW_FAULT_FINALIZE);
   ftmw_trace("finalize", NULL);
   int clean = 0;
   uv_mutex_lock(&st.lock);
   if (is_master()) {
-    ftmw_rep_serve(); /* whoever took over does so before the FINs */
     /* FIN: no more data from us. A replica also tells every master, so
      * that whichever is primary at the end knows, and waits for the
      * primary's BYE, unless it becomes primary meanwhile. */
@@ -231,6 +235,7 @@ int ft_finalize(void) {
       broadcast_locked(st.masters, 0, st.M, FTMW_FRAME_FIN, 0);
     while (st.id != st.primary && !st.masters[st.primary].bye)
       ftmw_wait_locked(-1);
+    ftmw_rep_serve(); /* it may have become primary meanwhile */
     if (st.id != st.primary) {
       clean = st.masters[st.primary].bye_clean;
     } else {
@@ -764,5 +769,12 @@ int ft_restore(int rank) {
 }
 
 int ft_is_primary(void) {
-  return st.initialized && is_master() && st.id == st.primary;
+  if (!st.initialized || !is_master())
+    return 0;
+  if (st.M == 0)
+    return 1;
+  uv_mutex_lock(&st.lock);
+  int primary = ftmw_rep_primary_call();
+  uv_mutex_unlock(&st.lock);
+  return primary;
 }

@@ -17,6 +17,16 @@
  * heard from (as long as the primary waits for a launched process). */
 #define FTMW_ADOPT_WAIT_MS 60000
 
+/* An ft_is_primary that answered 1 and is not yet told (see replica.h). */
+static int primary_call_pending;
+
+static void flush_primary_call(void) {
+  if (primary_call_pending) {
+    primary_call_pending = 0;
+    ftmw_rep_decide(FTMW_DECIDE_PRIMARY, 0, 1);
+  }
+}
+
 static int with_replicas(void) {
   return st.M > 0 && st.role == FTMW_ROLE_MASTER;
 }
@@ -154,6 +164,7 @@ int ftmw_rep_serve(void) {
     return 0;
   serving = 1;
   int n = 0;
+  flush_primary_call();
   if (st.primary != st.seen_primary) {
     primary_changed();
     n++;
@@ -219,9 +230,20 @@ void ftmw_rep_copy(int acker, int tag, uint64_t seq, const void *buf,
   }
 }
 
+int ftmw_rep_primary_call(void) {
+  int r;
+  uint64_t v;
+  flush_primary_call(); /* two in a row: the first is told now */
+  if (ftmw_rep_follow(FTMW_DECIDE_PRIMARY, -1, &r, &v))
+    return 0;
+  primary_call_pending = 1;
+  return 1;
+}
+
 void ftmw_rep_decide(int kind, int rank, uint64_t value) {
   if (!is_primary_with_replicas())
     return;
+  flush_primary_call(); /* decisions go out in the order they were made */
   ftmw_decision d = {.kind = kind, .rank = rank, .value = value,
                      .number = ++st.dec_taken};
   for (int k = 0; k <= st.M; k++)

@@ -80,6 +80,13 @@ uint64_t ftmw_rep_restore_value(int code, const struct ftmw_peer *p);
  * the new incarnation counts as failed here). Returns the outcome code. */
 int ftmw_rep_follow_restore(struct ftmw_peer *p, uint64_t v);
 
+/* ft_is_primary with replicas: 1 in the master that decides this call
+ * (the primary); 0 in a replica, which follows the primary's answer. The
+ * primary tells the replicas at its next call into the library, after
+ * the output ft_is_primary guards: if it dies before, the master that
+ * takes over answers 1 at the same call and writes that output. */
+int ftmw_rep_primary_call(void);
+
 /* Replica: a DECIDE frame arrived (I/O thread, st.lock held). Returns 0,
  * or -1 if its number does not follow the last one (protocol error). */
 int ftmw_rep_decision_arrived(const struct ftmw_decision *d);

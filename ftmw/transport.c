@@ -513,7 +513,10 @@ static int on_decide(ftmw_conn *c, const ftmw_hdr *h, void *payload) {
   payload_release(c, payload);
   int rc = -1;
   if (p->kind == FTMW_ROLE_MASTER && st.role == FTMW_ROLE_MASTER &&
-      d.rank >= (d.kind == FTMW_DECIDE_TESTANY ? 0 : 1) && d.rank <= st.W) {
+      d.rank >= (d.kind == FTMW_DECIDE_TESTANY || d.kind == FTMW_DECIDE_PRIMARY
+                     ? 0
+                     : 1) &&
+      d.rank <= st.W) {
     uv_mutex_lock(&st.lock);
     rc = ftmw_rep_decision_arrived(&d);
     uv_cond_broadcast(&st.cond);

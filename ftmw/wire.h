@@ -61,13 +61,15 @@ enum ftmw_frame_type {
  * 4 zero bytes) and a value (u64): the sequence number of the message an
  * FT_ANY_SOURCE receive or ft_waitany took (0: it reported the worker's
  * failure), the answer of ft_test / ft_testany, the outcome of ft_restore
- * (see ftmw_rep_restore_value) or the error ft_irecv reported. */
+ * (see ftmw_rep_restore_value), the error ft_irecv reported, or that the
+ * primary's ft_is_primary said 1 (and what it guards was done there). */
 enum {
   FTMW_DECIDE_RECV = 1,
   FTMW_DECIDE_TEST = 2,
   FTMW_DECIDE_TESTANY = 3,
   FTMW_DECIDE_RESTORE = 4,
-  FTMW_DECIDE_POST = 5
+  FTMW_DECIDE_POST = 5,
+  FTMW_DECIDE_PRIMARY = 6 /* ft_is_primary answered 1 here */
 };
 #define FTMW_DECIDE_SIZE 16
 
