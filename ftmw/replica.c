@@ -95,24 +95,15 @@ int ftmw_rep_after(ftmw_peer *p, ftmw_msg *m) { return exchange_ended(p, 1, m); 
 
 void ftmw_rep_failed(ftmw_peer *p) { exchange_ended(p, 0, NULL); }
 
-/* Primary: the verdict on worker p's exchange n, which a replica asked
- * for. The first time, it goes to every live replica (after the data the
- * primary kept, if the exchange received some): a replica that has not
- * asked yet then follows it without asking, and whichever replica takes
- * over has it if any other has. */
-static void answer(ftmw_peer *p, uint64_t n) {
-  int ok = n == p->outcome_n && p->outcome_ok;
-  for (int k = 0; k <= st.M; k++)
-    if (p->suspect_by[k] == n)
-      p->suspect_by[k] = 0;
-  if (p->answered_n == n)
-    return;
-  p->answered_n = n;
+/* Primary: sends the verdict on worker p's exchange n to every live
+ * replica, after the data the primary kept if the exchange received some.
+ * Returns 0 if it could not (out of memory). */
+static int tell_verdict(ftmw_peer *p, uint64_t n, int ok) {
   if (ok && p->kept != NULL) { /* the data the replicas may not have */
     size_t len = 4 + p->kept->len;
     uint8_t *b = malloc(len);
     if (b == NULL)
-      return; /* unanswered: the replica waits until this master dies */
+      return 0;
     ftmw_put32(b, (uint32_t)p->id);
     memcpy(b + 4, p->kept->data, p->kept->len);
     for (int k = 0; k <= st.M; k++)
@@ -127,6 +118,23 @@ static void answer(ftmw_peer *p, uint64_t n) {
       ftmw_trace("verdict_sent", "\"replica\":%d,\"worker\":%d,\"call\":%llu,"
                  "\"ok\":%d", k, p->id, (unsigned long long)n, ok);
     }
+  return 1;
+}
+
+/* Primary: answers the replicas that suspect worker p's exchange n. The
+ * verdict goes to every live replica, once: a replica that has not asked
+ * yet then follows it without asking, and whichever replica takes over
+ * has it if any other has. Out of memory, it is tried again at the next
+ * ftmw_rep_serve. */
+static void answer(ftmw_peer *p, uint64_t n) {
+  if (p->answered_n != n) {
+    if (!tell_verdict(p, n, n == p->outcome_n && p->outcome_ok))
+      return;
+    p->answered_n = n;
+  }
+  for (int k = 0; k <= st.M; k++)
+    if (p->suspect_by[k] == n)
+      p->suspect_by[k] = 0;
 }
 
 static void send_decision(int k, const ftmw_decision *d) {
