@@ -110,7 +110,7 @@ typedef struct ftmw_peer {
   uint64_t calls;     /* exchanges with this worker so far (every master) */
   uint64_t done_by[FTMW_MAX_MASTERS]; /* primary: each replica's DONE */
   uint64_t suspect_by[FTMW_MAX_MASTERS]; /* primary: a replica's SUSPECT */
-  uint64_t outcome_n; /* primary: the last exchange's number... */
+  uint64_t outcome_n; /* every master: the last exchange's number... */
   int outcome_ok;     /* ...whether it succeeded... */
   struct ftmw_msg *kept; /* ...and, for a receive, its data */
   uint64_t verdict_n; /* replica: the last VERDICT's exchange number... */

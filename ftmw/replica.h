@@ -1,7 +1,7 @@
 /* Master replicas (SPEC section 6): the lock-step protocol's pieces that
- * the data path (api.c) calls, and failover (see docs/design-replicas.md).
- * Every function is called with st.lock held, from the application
- * thread. */
+ * the data path (api.c) calls, and failover (see docs/replicas.md). Every
+ * function is called with st.lock held, from the application thread,
+ * except ftmw_rep_decision_arrived (the I/O thread). */
 #ifndef FTMW_REPLICA_H
 #define FTMW_REPLICA_H
 
@@ -38,9 +38,10 @@ int ftmw_rep_verdict(struct ftmw_peer *p);
 
 /* Whatever the protocol needs from a master while it waits: a master that
  * became primary takes over, a replica re-reports to a new primary, the
- * primary answers SUSPECTs whose exchange has ended. Called by
- * ftmw_wait_locked. Returns non-zero if it did anything (the caller then
- * re-checks what it waits for: wake-ups may have come meanwhile). */
+ * primary tells a pending ft_is_primary and answers SUSPECTs whose
+ * exchange has ended. Called by ftmw_wait_locked, at the end of each
+ * exchange and in ft_finalize. Returns non-zero if it did anything (the
+ * caller then re-checks what it waits for: wake-ups may have come). */
 int ftmw_rep_serve(void);
 
 /* Replica's ft_send to worker p, DATA number seq: sends nothing, waits
@@ -76,8 +77,9 @@ void ftmw_rep_unfollow(int kind, int rank, uint64_t value);
 uint64_t ftmw_rep_restore_value(int code, const struct ftmw_peer *p);
 
 /* Replica's ft_restore of p, given the primary's decision v: waits until
- * the new incarnation is adopted (ACTIVATED), or its spare is gone (then
- * the new incarnation counts as failed here). Returns the outcome code. */
+ * the new incarnation is adopted (a spare's ACTIVATED, a spawned worker's
+ * HELLO), or its spare is gone or the launch deadline passed (then the
+ * new incarnation counts as failed here). Returns the outcome code. */
 int ftmw_rep_follow_restore(struct ftmw_peer *p, uint64_t v);
 
 /* ft_is_primary with replicas: 1 in the master that decides this call
@@ -87,8 +89,9 @@ int ftmw_rep_follow_restore(struct ftmw_peer *p, uint64_t v);
  * takes over answers 1 at the same call and writes that output. */
 int ftmw_rep_primary_call(void);
 
-/* Replica: a DECIDE frame arrived (I/O thread, st.lock held). Returns 0,
- * or -1 if its number does not follow the last one (protocol error). */
+/* Replica: a DECIDE frame arrived (I/O thread, st.lock held). Returns 0
+ * (queued), 1 (a decision it has: a new primary's resend), or -1 if its
+ * number does not follow the last one (protocol error). */
 int ftmw_rep_decision_arrived(const struct ftmw_decision *d);
 
 #endif

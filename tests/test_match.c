@@ -85,3 +85,17 @@ Test(match, drop_frees_one_source_only, .timeout = 5) {
   cr_assert_eq(take(ftmw_match_any(&arrivals, FT_ANY_TAG)), 20);
   cr_assert(ftmw_q_empty(&arrivals));
 }
+
+/* A replica takes the message the primary's decision names, by the
+ * sender's sequence number, whatever its place in the queue. */
+Test(match, by_sequence_number, .timeout = 5) {
+  ftmw_msg *a = push(2, 5, 20), *b = push(2, 5, 21), *c = push(3, 5, 30);
+  a->seq = 7;
+  b->seq = 8;
+  c->seq = 8;
+  cr_assert_eq(take(ftmw_match_seq(&peers[2], 8)), 21);
+  cr_assert_null(ftmw_match_seq(&peers[2], 9));
+  cr_assert_eq(take(ftmw_match_seq(&peers[3], 8)), 30);
+  cr_assert_eq(take(ftmw_match_seq(&peers[2], 7)), 20);
+  cr_assert_null(ftmw_match_seq(&peers[2], 7));
+}
