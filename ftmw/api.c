@@ -68,10 +68,9 @@ int ftmw_check_buffer(const void *buf, int count, FT_Datatype type,
   return FT_SUCCESS;
 }
 
-/* The error the API call named call reports when p, which it names,
- * cannot take part any more (st.lock held), or FT_SUCCESS. Reporting
- * clears p's pending report and is traced with the call's name, so that a
- * test can check which call heard of a failure. */
+/* Reports p's failure from the API call named call (st.lock held): clears
+ * p's pending report and traces the call's name, so that a test can check
+ * which call heard of a failure. Returns the error. */
 static int report_failure_locked(ftmw_peer *p, const char *call) {
   p->unreported = 0;
   ftmw_trace("failure_reported",
@@ -81,6 +80,8 @@ static int report_failure_locked(ftmw_peer *p, const char *call) {
   return p->kind == FTMW_ROLE_MASTER ? FT_ERR_NO_MASTER : FT_ERR_PEER_FAILED;
 }
 
+/* The error the API call named call reports when p, which it names,
+ * cannot take part any more (st.lock held), or FT_SUCCESS. */
 static int peer_gone_locked(ftmw_peer *p, const char *call) {
   if (p->state == FTMW_PEER_FAILED)
     return report_failure_locked(p, call);
@@ -177,17 +178,11 @@ static void broadcast_locked(ftmw_peer *v, int from, int to, int type,
   free(ops);
 }
 
-static int workers_finished_locked(void) {
-  for (int r = 1; r <= st.W; r++)
-    if (st.workers[r].state == FTMW_PEER_ALIVE && !st.workers[r].fin)
-      return 0;
-  return 1;
-}
-
-static int replicas_finished_locked(void) {
-  for (int k = 0; k <= st.M; k++)
-    if (k != st.id && st.masters[k].state == FTMW_PEER_ALIVE &&
-        !st.masters[k].fin)
+/* No live peer in v[from..to] is still without its FIN (st.lock held;
+ * a master's own slot in st.masters is never alive). */
+static int finished_locked(const ftmw_peer *v, int from, int to) {
+  for (int i = from; i <= to; i++)
+    if (v[i].state == FTMW_PEER_ALIVE && !v[i].fin)
       return 0;
   return 1;
 }
@@ -242,7 +237,8 @@ int ft_finalize(void) {
       /* The primary waits for each live worker's and replica's FIN (one
        * that dies meanwhile is skipped); then BYE tells them whether every
        * process is known to reach MPI_Finalize. */
-      while (!workers_finished_locked() || !replicas_finished_locked())
+      while (!finished_locked(st.workers, 1, st.W) ||
+             !finished_locked(st.masters, 0, st.M))
         ftmw_wait_locked(-1);
       clean = !st.failure_seen;
       st.bye_sent = 1;

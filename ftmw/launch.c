@@ -140,6 +140,16 @@ static void apply_setup(const ftmw_setup *s) {
   memcpy(st.secret, s->secret, sizeof(st.secret));
 }
 
+/* Copies every master's address (master_ip/master_port) into s; a master
+ * known dead is not worth a connection attempt (port 0). */
+static void put_masters(ftmw_setup *s) {
+  memcpy(s->master_ip, master_ip, sizeof(master_ip));
+  memcpy(s->master_port, master_port, sizeof(master_port));
+  for (int k = 0; k <= st.M && st.masters; k++)
+    if (st.masters[k].state == FTMW_PEER_FAILED)
+      s->master_port[k] = 0;
+}
+
 static void fill_setup(ftmw_setup *s, int role, int id, uint32_t epoch) {
   memset(s, 0, sizeof(*s));
   s->magic = SETUP_MAGIC;
@@ -155,12 +165,7 @@ static void fill_setup(ftmw_setup *s, int role, int id, uint32_t epoch) {
     snprintf(master_ip[0], sizeof(master_ip[0]), "%s", st.listen_ip);
     master_port[0] = st.listen_port;
   }
-  memcpy(s->master_ip, master_ip, sizeof(master_ip));
-  memcpy(s->master_port, master_port, sizeof(master_port));
-  /* A master known dead is not worth a connection attempt (port 0). */
-  for (int k = 0; k <= st.M && st.masters; k++)
-    if (st.masters[k].state == FTMW_PEER_FAILED)
-      s->master_port[k] = 0;
+  put_masters(s);
 }
 
 /* Reads and validates the settings (the process that launches the job). */
@@ -336,8 +341,7 @@ static int init_spawned_replica(MPI_Comm parent, ftmw_setup *s) {
     return -1;
   memcpy(master_ip, all.master_ip, sizeof(master_ip));
   memcpy(master_port, all.master_port, sizeof(master_port));
-  memcpy(s->master_ip, master_ip, sizeof(master_ip));
-  memcpy(s->master_port, master_port, sizeof(master_port));
+  put_masters(s);
   return 0;
 }
 
@@ -447,8 +451,7 @@ static int gather_masters(int rank, int size, ftmw_setup *s) {
     memcpy(master_ip[k], all[r].ip, sizeof(master_ip[k]));
     master_port[k] = all[r].port;
   }
-  memcpy(s->master_ip, master_ip, sizeof(master_ip));
-  memcpy(s->master_port, master_port, sizeof(master_port));
+  put_masters(s);
   free(all);
   return ok ? 0 : -1;
 }
@@ -491,11 +494,8 @@ static int connect_masters(const char ip[][48], const int32_t *port) {
      * then takes over from it, a worker joins the one that does. */
     alive += st.masters[k].welcomed && st.masters[k].state == FTMW_PEER_FAILED;
   }
-  /* The primary is the first master alive (a replica: perhaps itself). */
-  for (int k = st.M; k >= 0; k--)
-    if (st.masters[k].state == FTMW_PEER_ALIVE ||
-        (st.role == FTMW_ROLE_MASTER && k == st.id))
-      st.primary = k;
+  if (ftmw_first_live_master_locked() >= 0) /* a replica: perhaps itself */
+    st.primary = ftmw_first_live_master_locked();
   uv_mutex_unlock(&st.lock);
   if (alive == 0) {
     ftmw_log("%s %d: cannot reach any master", ftmw_role_name(st.role), st.id);

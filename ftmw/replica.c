@@ -76,18 +76,17 @@ void ftmw_rep_before(ftmw_peer *p) {
 static int exchange_ended(ftmw_peer *p, int ok, ftmw_msg *m) {
   if (!with_replicas())
     return 0;
-  ftmw_rep_serve(); /* a new primary first: the DONE goes to it */
   p->calls++;
   p->outcome_n = p->calls;
   p->outcome_ok = ok;
   free(p->kept);
   p->kept = ok ? m : NULL;
-  if (ftmw_rep_is_replica()) {
-    if (st.masters[st.primary].state == FTMW_PEER_ALIVE)
-      send_master(st.primary, FTMW_FRAME_DONE, p->id, 0, p->calls, NULL, 0);
-  } else {
-    ftmw_rep_serve(); /* SUSPECTs of this exchange can be answered now */
-  }
+  if (ftmw_rep_is_replica() &&
+      st.masters[st.primary].state == FTMW_PEER_ALIVE)
+    send_master(st.primary, FTMW_FRAME_DONE, p->id, 0, p->calls, NULL, 0);
+  /* A primary can now answer SUSPECTs of this exchange; a master that
+   * became primary takes over. */
+  ftmw_rep_serve();
   return p->kept != NULL;
 }
 

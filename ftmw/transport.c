@@ -192,9 +192,7 @@ static int all_masters_gone(void) {
   return 1;
 }
 
-/* The first live master in priority order (this process, if it is a
- * master and none before it lives), or -1 (st.lock held). */
-static int first_live_master(void) {
+int ftmw_first_live_master_locked(void) {
   for (int k = 0; k <= st.M; k++)
     if ((st.role == FTMW_ROLE_MASTER && k == st.id) ||
         st.masters[k].state == FTMW_PEER_ALIVE)
@@ -228,8 +226,8 @@ static void peer_down(ftmw_peer *p, int done, const char *why) {
       st.failure_seen = 1;
     }
     if (!done && p->kind == FTMW_ROLE_MASTER && p->id == st.primary &&
-        first_live_master() >= 0) {
-      st.primary = first_live_master();
+        ftmw_first_live_master_locked() >= 0) {
+      st.primary = ftmw_first_live_master_locked();
       ftmw_trace("primary_changed", "\"from\":%d,\"primary\":%d", p->id,
                  st.primary);
     }

@@ -34,4 +34,8 @@ int ftmw_op_wait_locked(ftmw_op *op);
  * Returns 0 on wake-up, -1 on timeout. */
 int ftmw_wait_locked(int64_t ms);
 
+/* The first live master in priority order (this process, if it is a
+ * master and none before it lives), or -1 (st.lock held): the primary. */
+int ftmw_first_live_master_locked(void);
+
 #endif
