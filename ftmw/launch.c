@@ -237,43 +237,79 @@ static int wait_joined_locked(ftmw_peer *p, uint64_t deadline) {
 
 /* --- spawn mode ---------------------------------------------------------- */
 
-/* Spawns the process for p (a worker, or with role FTMW_ROLE_MASTER a
- * replica) on hostfile entry host (-1: anywhere) and sends its set-up
- * record; a replica's intercommunicator goes to *inter. */
-static int spawn_one(ftmw_peer *p, int host, int role, MPI_Comm *inter_out) {
-  MPI_Info info = MPI_INFO_NULL;
-  if (host >= 0) {
-    MPI_Info_create(&info);
-    MPI_Info_set(info, "host", st.hosts.v[host].name);
+/* Spawns n processes, process i for peers[i] (workers, or with role
+ * FTMW_ROLE_MASTER replicas) on hostfile entry hosts[i] (-1: anywhere), in
+ * one MPI_Comm_spawn_multiple, and sends each its set-up record. One call
+ * for all the workers at launch: no worker can start, and so die, while
+ * another is being spawned, which Open MPI 4.1 can turn into a hang (see
+ * wait_reaped), and the launch takes one spawn's time instead of n. A
+ * replica's intercommunicator goes to *inter_out (n == 1). */
+static int spawn_peers(ftmw_peer **peers, const int *hosts, int n, int role,
+                       MPI_Comm *inter_out) {
+  char **cmds = malloc((size_t)n * sizeof(*cmds));
+  char ***argvs = malloc((size_t)n * sizeof(*argvs));
+  int *one = malloc((size_t)n * sizeof(*one));
+  MPI_Info *infos = malloc((size_t)n * sizeof(*infos));
+  int *errcodes = malloc((size_t)n * sizeof(*errcodes));
+  int rc = -1;
+  if (!cmds || !argvs || !one || !infos || !errcodes) {
+    ftmw_log("out of memory spawning %d processes", n);
+    goto out;
+  }
+  for (int i = 0; i < n; i++) {
+    cmds[i] = exe_path;
+    argvs[i] = spawn_args;
+    one[i] = 1;
+    infos[i] = MPI_INFO_NULL;
+    errcodes[i] = MPI_SUCCESS;
+    if (hosts[i] >= 0) {
+      MPI_Info_create(&infos[i]);
+      MPI_Info_set(infos[i], "host", st.hosts.v[hosts[i]].name);
+    }
   }
   MPI_Comm inter;
-  int errcode = MPI_SUCCESS;
   uint64_t t0 = uv_hrtime();
-  int rc = MPI_Comm_spawn(exe_path, spawn_args, 1, info, 0, MPI_COMM_SELF,
-                          &inter, &errcode);
-  if (info != MPI_INFO_NULL)
-    MPI_Info_free(&info);
-  if (rc != MPI_SUCCESS || errcode != MPI_SUCCESS) {
-    char msg[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    MPI_Error_string(rc != MPI_SUCCESS ? rc : errcode, msg, &len);
-    ftmw_log("cannot spawn %s %d%s%s: %s", ftmw_role_name(role), p->id,
-             host >= 0 ? " on " : "", host >= 0 ? st.hosts.v[host].name : "",
-             msg);
-    return -1;
+  int mrc = MPI_Comm_spawn_multiple(n, cmds, argvs, one, infos, 0,
+                                    MPI_COMM_SELF, &inter, errcodes);
+  double ms = (uv_hrtime() - t0) / 1e6;
+  for (int i = 0; i < n; i++)
+    if (infos[i] != MPI_INFO_NULL)
+      MPI_Info_free(&infos[i]);
+  for (int i = 0; i < n; i++)
+    if (mrc != MPI_SUCCESS || errcodes[i] != MPI_SUCCESS) {
+      char msg[MPI_MAX_ERROR_STRING];
+      int len = 0;
+      MPI_Error_string(mrc != MPI_SUCCESS ? mrc : errcodes[i], msg, &len);
+      ftmw_log("cannot spawn %s %d%s%s: %s", ftmw_role_name(role), peers[i]->id,
+               hosts[i] >= 0 ? " on " : "",
+               hosts[i] >= 0 ? st.hosts.v[hosts[i]].name : "", msg);
+      goto out;
+    }
+  rc = 0;
+  for (int i = 0; i < n && rc == 0; i++) {
+    ftmw_setup s;
+    fill_setup(&s, role, peers[i]->id, peers[i]->epoch);
+    rc = MPI_Send(&s, sizeof(s), MPI_BYTE, i, SETUP_TAG, inter) == MPI_SUCCESS ? 0 : -1;
+    ftmw_trace("spawned", "\"%s\":%d,\"peer_epoch\":%u,\"host\":\"%s\",\"ms\":%.3f",
+               ftmw_role_name(role), peers[i]->id, peers[i]->epoch,
+               hosts[i] >= 0 ? st.hosts.v[hosts[i]].name : st.host, ms);
   }
-  ftmw_setup s;
-  fill_setup(&s, role, p->id, p->epoch);
-  rc = MPI_Send(&s, sizeof(s), MPI_BYTE, 0, SETUP_TAG, inter);
-  ftmw_trace("spawned", "\"%s\":%d,\"peer_epoch\":%u,\"host\":\"%s\",\"ms\":%.3f",
-             ftmw_role_name(role), p->id, p->epoch,
-             host >= 0 ? st.hosts.v[host].name : st.host,
-             (uv_hrtime() - t0) / 1e6);
   /* A worker's intercommunicator is never used again, and freeing or
-   * disconnecting it would involve the child: it is left alone. */
+   * disconnecting it would involve the children: it is left alone. */
   if (inter_out)
     *inter_out = inter;
-  return rc == MPI_SUCCESS ? 0 : -1;
+out:
+  free(cmds);
+  free(argvs);
+  free(one);
+  free(infos);
+  free(errcodes);
+  return rc;
+}
+
+/* Spawns the process for p alone (a replica, or a restored worker). */
+static int spawn_one(ftmw_peer *p, int host, int role, MPI_Comm *inter_out) {
+  return spawn_peers(&p, &host, 1, role, inter_out);
 }
 
 /* Spawn mode, every master: where each worker runs (placement, then the
@@ -354,12 +390,16 @@ static int init_spawn_primary(void) {
     return -1;
   if (place_workers() != 0 || spawn_replicas() != 0)
     return -1;
-  for (int r = 1; r <= st.W; r++)
+  ftmw_peer **workers = malloc((size_t)st.W * sizeof(*workers));
+  if (workers == NULL)
+    return -1;
+  for (int r = 1; r <= st.W; r++) {
     st.workers[r].state = FTMW_PEER_LAUNCHING;
-  for (int r = 1; r <= st.W; r++)
-    if (spawn_one(&st.workers[r], placed_host[r], FTMW_ROLE_WORKER, NULL) != 0)
-      return -1;
-  return 0;
+    workers[r - 1] = &st.workers[r];
+  }
+  int rc = spawn_peers(workers, placed_host + 1, st.W, FTMW_ROLE_WORKER, NULL);
+  free(workers);
+  return rc;
 }
 
 /* --- static mode ---------------------------------------------------------- */
