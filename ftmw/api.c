@@ -192,7 +192,7 @@ static void free_all(void) {
   for (int r = 0; r <= st.W; r++) {
     ftmw_match_drop(&st.workers[r]);
     ftmw_mslog_clear(&st.workers[r].log);
-    free(st.workers[r].kept);
+    ftmw_msg_free(st.workers[r].kept);
   }
   while (!ftmw_q_empty(&st.decisions)) {
     ftmw_qnode *n = ftmw_q_head(&st.decisions);
@@ -205,6 +205,7 @@ static void free_all(void) {
   free(st.workers);
   free(st.masters);
   free(st.spares);
+  ftmw_msg_release_cache();
   ftmw_hosts_free(&st.hosts);
   st.workers = st.masters = st.spares = NULL;
 }
@@ -373,7 +374,7 @@ static int deliver(ftmw_msg *m, int kept, void *buf, size_t size,
   trace_data("received", m->source, m->tag, m->len);
   ftmw_set_status(status, m->source, m->tag, n, FT_SUCCESS);
   if (!kept)
-    free(m);
+    ftmw_msg_free(m);
   ftmw_fault_hit(FTMW_FAULT_RECV_EXIT);
   ftmw_ok();
   return n;

@@ -47,6 +47,7 @@ typedef struct ftmw_msg {
   int tag;
   uint64_t seq; /* the sender's sequence number (DATA or COPY) */
   size_t len;
+  size_t cap; /* bytes data can hold (ftmw_msg_new) */
   uint8_t data[];
 } ftmw_msg;
 

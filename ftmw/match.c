@@ -3,6 +3,34 @@
 
 #include <stdlib.h>
 
+/* Messages of at least this size reuse the kept buffer. */
+#define MSG_REUSE_MIN (256 * 1024)
+
+static ftmw_msg *kept_large; /* exchanged atomically: two threads free */
+
+ftmw_msg *ftmw_msg_new(size_t len) {
+  if (len >= MSG_REUSE_MIN) {
+    ftmw_msg *m = __atomic_exchange_n(&kept_large, NULL, __ATOMIC_ACQ_REL);
+    if (m != NULL && m->cap >= len && m->cap / 2 <= len)
+      return m; /* fits, and wastes less than half of itself */
+    free(m);
+  }
+  ftmw_msg *m = malloc(sizeof(*m) + len);
+  if (m != NULL)
+    m->cap = len;
+  return m;
+}
+
+void ftmw_msg_free(ftmw_msg *m) {
+  if (m != NULL && m->cap >= MSG_REUSE_MIN)
+    m = __atomic_exchange_n(&kept_large, m, __ATOMIC_ACQ_REL);
+  free(m);
+}
+
+void ftmw_msg_release_cache(void) {
+  free(__atomic_exchange_n(&kept_large, NULL, __ATOMIC_ACQ_REL));
+}
+
 void ftmw_match_push(ftmw_qnode *arrivals, ftmw_peer *p, ftmw_msg *m) {
   ftmw_q_insert_tail(&p->inbox, &m->by_peer);
   ftmw_q_insert_tail(arrivals, &m->by_arrival);
@@ -64,7 +92,7 @@ int ftmw_match_drop(ftmw_peer *p) {
   while (!ftmw_q_empty(&p->inbox)) {
     ftmw_msg *m = FTMW_CONTAINER_OF(ftmw_q_head(&p->inbox), ftmw_msg, by_peer);
     ftmw_match_take(m);
-    free(m);
+    ftmw_msg_free(m);
     n++;
   }
   return n;

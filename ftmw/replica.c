@@ -79,7 +79,7 @@ static int exchange_ended(ftmw_peer *p, int ok, ftmw_msg *m) {
   p->calls++;
   p->outcome_n = p->calls;
   p->outcome_ok = ok;
-  free(p->kept);
+  ftmw_msg_free(p->kept);
   p->kept = ok ? m : NULL;
   if (ftmw_rep_is_replica() &&
       st.masters[st.primary].state == FTMW_PEER_ALIVE)

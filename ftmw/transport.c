@@ -268,7 +268,7 @@ static void *payload_alloc(void *ctx, const ftmw_hdr *h) {
     c->reject = "expected HELLO";
     return NULL;
   }
-  ftmw_msg *m = malloc(sizeof(*m) + h->len);
+  ftmw_msg *m = ftmw_msg_new(h->len);
   if (m == NULL) {
     c->reject = "out of memory";
     return NULL;
@@ -278,7 +278,7 @@ static void *payload_alloc(void *ctx, const ftmw_hdr *h) {
 
 static void payload_release(void *ctx, void *payload) {
   (void)ctx;
-  free(FTMW_CONTAINER_OF(payload, ftmw_msg, data));
+  ftmw_msg_free(FTMW_CONTAINER_OF(payload, ftmw_msg, data));
 }
 
 /* A replica (or a master that took over) adopts connection c as worker
@@ -431,14 +431,14 @@ static void queue_msg(ftmw_peer *p, ftmw_msg *m) {
   if (!fresh) {
     ftmw_trace("duplicate_dropped", "\"peer\":%d,\"seq\":%llu", m->source,
                (unsigned long long)m->seq);
-    free(m);
+    ftmw_msg_free(m);
   }
 }
 
 static void on_data(ftmw_conn *c, const ftmw_hdr *h, void *payload) {
   ftmw_peer *p = c->peer;
   ftmw_msg *m = payload ? FTMW_CONTAINER_OF(payload, ftmw_msg, data)
-                        : malloc(sizeof(ftmw_msg));
+                        : ftmw_msg_new(0);
   if (m == NULL) {
     peer_down(p, 0, "out of memory for an inbound message");
     return;
@@ -482,7 +482,7 @@ static int on_kept(ftmw_conn *c, const ftmw_hdr *h, void *payload) {
   ftmw_msg *m = NULL;
   if (p->kind == FTMW_ROLE_MASTER && st.role == FTMW_ROLE_MASTER &&
       rank >= 1 && (int)rank <= st.W)
-    m = malloc(sizeof(*m) + len);
+    m = ftmw_msg_new(len);
   if (m == NULL) {
     if (payload)
       payload_release(c, payload);

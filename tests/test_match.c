@@ -18,7 +18,7 @@ static void setup(void) {
 }
 
 static ftmw_msg *push(int src, int tag, int value) {
-  ftmw_msg *m = malloc(sizeof(*m) + sizeof(int));
+  ftmw_msg *m = ftmw_msg_new(sizeof(int));
   m->source = src;
   m->tag = tag;
   m->len = sizeof(int);
@@ -32,7 +32,7 @@ static int take(ftmw_msg *m) {
   int v;
   memcpy(&v, m->data, sizeof(v));
   ftmw_match_take(m);
-  free(m);
+  ftmw_msg_free(m);
   return v;
 }
 
@@ -98,4 +98,31 @@ Test(match, by_sequence_number, .timeout = 5) {
   cr_assert_eq(take(ftmw_match_seq(&peers[3], 8)), 30);
   cr_assert_eq(take(ftmw_match_seq(&peers[2], 7)), 20);
   cr_assert_null(ftmw_match_seq(&peers[2], 7));
+}
+
+/* Large messages reuse the one kept buffer when it fits without wasting
+ * more than half of it; small ones never take it. */
+Test(match, large_buffer_reuse) {
+  size_t big = 1 << 20;
+  ftmw_msg *a = ftmw_msg_new(big);
+  cr_assert_not_null(a);
+  memset(a->data, 1, big);
+  ftmw_msg_free(a);
+  ftmw_msg *small = ftmw_msg_new(16);
+  cr_assert_neq(small, a, "a small message took the large buffer");
+  ftmw_msg *b = ftmw_msg_new(big - 100);
+  cr_assert_eq(b, a, "a fitting large message did not reuse the buffer");
+  cr_assert_geq(b->cap, big - 100);
+  ftmw_msg_free(b);
+  ftmw_msg *c = ftmw_msg_new(big / 4 + 1024); /* fits, but wastes 3/4 */
+  cr_assert_eq(c->cap, big / 4 + 1024);
+  ftmw_msg *d = ftmw_msg_new(2 * big); /* the kept one was freed by c */
+  cr_assert_eq(d->cap, 2 * big);
+  ftmw_msg_free(c);
+  ftmw_msg_free(d); /* replaces c as the kept buffer */
+  ftmw_msg *e = ftmw_msg_new(2 * big);
+  cr_assert_eq(e, d);
+  ftmw_msg_free(e);
+  ftmw_msg_free(small);
+  ftmw_msg_release_cache();
 }
