@@ -3,6 +3,7 @@
 #ifndef FTMW_BENCH_UTIL_H
 #define FTMW_BENCH_UTIL_H
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -21,6 +22,12 @@ static inline int bench_cmp(const void *a, const void *b) {
 static inline double bench_median(double *v, int n) {
   qsort(v, (size_t)n, sizeof(double), bench_cmp);
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Prints "LABEL median min max" of the n samples in v (sorts v). */
+static inline void bench_report(const char *label, double *v, int n) {
+  double med = bench_median(v, n);
+  printf("%s %.3f %.3f %.3f\n", label, med, v[0], v[n - 1]);
 }
 
 static const size_t bench_sizes[] = {8, 1024, 64 * 1024, 1024 * 1024, 64 * 1024 * 1024};

@@ -1,13 +1,17 @@
 /* Failure detection and restore times, against a bare MPI_Comm_spawn.
  *
- * Worker 1 reports its pid and waits; the master kills it with SIGKILL and
- * times (a) kill to the failure being reported by ft_recv and (b)
- * ft_restore, K times. In spawn mode it then times K bare MPI_Comm_spawn
- * calls of a minimal MPI program (bare_child) up to its first message, the
- * same point a restore waits for. Prints one "name median min max" line
- * per measure (milliseconds) and the ratio restore/bare.
- * Usage: ftmwrun -w 1 failover [K]           (spawn mode)
- *        ftmwrun -w 1 -s K failover [K]      (static mode: spares) */
+ * Worker 1 reports its pid and waits in ft_recv. K times, the master kills
+ * it with SIGKILL and times (a) kill to the failure being reported by
+ * ft_recv and (b) ft_restore. Then H times it stops it with SIGSTOP, a
+ * hung process, and times (c) stop to the failure being reported, which
+ * FT_TIMEOUT_MS bounds, before killing and restoring it. In spawn mode it
+ * then times K bare MPI_Comm_spawn calls of a minimal MPI program
+ * (bare_child) up to its first message, the same point a restore waits
+ * for. Prints one "name median min max" line per measure (milliseconds),
+ * the hang bound FT_TIMEOUT_MS + FT_HEARTBEAT_MS, and the ratio
+ * restore/bare.
+ * Usage: ftmwrun -w 1 failover [K [H]]         (spawn mode)
+ *        ftmwrun -w 1 -s K+H failover [K [H]]  (static mode: spares) */
 #include <ftmw.h>
 #include <libgen.h>
 #include <mpi.h>
@@ -19,11 +23,6 @@
 #include "bench_util.h"
 
 enum { TAG_PID = 1, TAG_STOP = 2 };
-
-static void report(const char *name, double *v, int n) {
-  double med = bench_median(v, n); /* sorts v */
-  printf("%s %.3f %.3f %.3f\n", name, med, v[0], v[n - 1]);
-}
 
 static int worker(void) {
   int pid = (int)getpid(), x;
@@ -68,27 +67,36 @@ int main(int argc, char **argv) {
     ft_finalize();
     return rc;
   }
-  int k = argc > 1 ? atoi(argv[1]) : 10;
+  int k = argc > 1 ? atoi(argv[1]) : 10, h = argc > 2 ? atoi(argv[2]) : 0;
   if (k < 1 || k > 1000)
     k = 10;
+  if (h < 0 || h > 1000)
+    h = 0;
   double *detect = malloc(k * sizeof(double)), *restore = malloc(k * sizeof(double)),
-         *bare = malloc(k * sizeof(double));
+         *bare = malloc(k * sizeof(double)), *hang = malloc((h + 1) * sizeof(double));
   FT_Status st;
   int pid, rc = 0;
-  for (int i = 0; i < k && rc == 0; i++) {
+  for (int i = 0; i < k + h && rc == 0; i++) {
     if (ft_recv(&pid, 1, FT_INT, 1, TAG_PID, &st) != 1) {
       rc = 1;
       break;
     }
     usleep(20000); /* let the worker block in ft_recv, as a busy job would */
     double t0 = bench_now();
-    kill(pid, SIGKILL);
+    kill(pid, i < k ? SIGKILL : SIGSTOP);
     int got = ft_recv(&pid, 1, FT_INT, 1, TAG_PID, &st);
-    detect[i] = (bench_now() - t0) * 1e3;
+    double ms = (bench_now() - t0) * 1e3;
     if (got != 0 || ft_error() != FT_ERR_PEER_FAILED) {
-      fprintf(stderr, "failover: the kill was not reported: %s\n", ft_strerror(ft_error()));
+      fprintf(stderr, "failover: the %s was not reported: %s\n", i < k ? "kill" : "hang",
+              ft_strerror(ft_error()));
       rc = 1;
       break;
+    }
+    if (i < k)
+      detect[i] = ms;
+    else {
+      hang[i - k] = ms;
+      kill(pid, SIGKILL); /* it would exit when resumed; a restore waits for that */
     }
     t0 = bench_now();
     if (ft_restore(1) != 1) {
@@ -96,25 +104,31 @@ int main(int argc, char **argv) {
       rc = 1;
       break;
     }
-    restore[i] = (bench_now() - t0) * 1e3;
+    if (i < k)
+      restore[i] = (bench_now() - t0) * 1e3;
   }
   if (rc == 0) {
     ft_recv(&pid, 1, FT_INT, 1, TAG_PID, &st);
     ft_send(&pid, 1, FT_INT, 1, TAG_STOP);
     int size;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    report("kill_to_report_ms", detect, k);
+    bench_report("kill_to_report_ms", detect, k);
+    if (h > 0) {
+      const char *t = getenv("FT_TIMEOUT_MS"), *hb = getenv("FT_HEARTBEAT_MS");
+      bench_report("hang_to_report_ms", hang, h);
+      printf("hang_bound_ms %d\n", (t ? atoi(t) : 3000) + (hb ? atoi(hb) : 250));
+    }
     if (size == 1) {
       double med_restore = bench_median(restore, k);
-      report("restore_spawn_ms", restore, k);
+      bench_report("restore_spawn_ms", restore, k);
       if (bare_spawns(k, bare) == 0) {
         double med_bare = bench_median(bare, k);
-        report("bare_spawn_ms", bare, k);
+        bench_report("bare_spawn_ms", bare, k);
         printf("ratio restore/bare_spawn %.3f\n", med_restore / med_bare);
       } else
         rc = 1;
     } else
-      report("restore_spare_ms", restore, k);
+      bench_report("restore_spare_ms", restore, k);
   }
   ft_finalize();
   return rc;

@@ -1,6 +1,6 @@
 /* The same ping-pong over a raw TCP loopback socket between two processes
  * (TCP_NODELAY, blocking I/O): the baseline for FTMW's transport.
- * Prints "tcp SIZE MEDIAN_US" lines. Usage: pingpong_tcp [--quick] */
+ * Prints "tcp SIZE MEDIAN MIN MAX" lines: round trips in microseconds over batches. Usage: pingpong_tcp [--quick] */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -44,8 +44,11 @@ static int run(int fd, int pinger, int quick) {
       if (b >= 0)
         batch[b] = (bench_now() - t0) / per * 1e6;
     }
-    if (pinger)
-      printf("tcp %zu %.2f\n", n, bench_median(batch, BATCHES));
+    if (pinger) {
+      char label[32];
+      snprintf(label, sizeof(label), "tcp %zu", n);
+      bench_report(label, batch, BATCHES);
+    }
   }
   free(buf);
   return 0;
