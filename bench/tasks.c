@@ -4,9 +4,9 @@
  *
  * The master hands one task to each worker, then the next task to
  * whichever worker answers first (an any-source receive), until the tasks
- * are done, and stops the workers. A task is one double; the worker sleeps
- * for the task's duration, as the thesis's tasks did, and answers with one
- * double. Two uses:
+ * are done, and stops the workers. A task is its duration in microseconds
+ * (a long): the worker sleeps that long, as the thesis's tasks did, and
+ * answers with it. Two uses:
  *   fixed work (thesis figure 5.1): -n N -u US, N tasks of US microseconds;
  *   dispatch rate: -T S -u 0, empty tasks handed out for S seconds.
  * The master prints "time X s" (first task sent to last result in),
@@ -24,7 +24,6 @@
 #include "twin.h"
 
 enum { TAG_TASK = 1, TAG_RESULT, TAG_STOP };
-
 
 static int worker(void) {
   long us;
