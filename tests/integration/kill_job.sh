@@ -6,7 +6,7 @@
 # number, or a range LO-HI),
 # each from an API call matching that extended regex. EXPECT, if set in
 # the environment, holds regexes (separated by " && ") that lines of the
-# faulted run's output must also match;
+# faulted run's output (standard output or error) must also match;
 # REF_OPTS, if set, replaces FTMWRUN-OPTIONS for the reference run.
 # Usage: kill_job.sh FTMWRUN "FTMWRUN-OPTIONS" FAULT FAILURES RESTORES CALLS
 #                    RESULT-REGEX REFERENCE-PROGRAM PROGRAM [ARGS...]
@@ -16,13 +16,18 @@ shift 9
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 trace=$tmp/trace
 # Each run's output is shown as it comes, so that a run that hangs until
-# run_job.sh's limit still shows how far it got.
-run() { # LABEL OPTIONS PROGRAM ARGS...: sets $out and $rc
+# run_job.sh's limit still shows how far it got. Its standard output (the
+# result lines) and error (the library's messages) are kept apart: mpiexec
+# forwards them separately, and merged, a message could land in the middle
+# of a result line.
+run() { # LABEL OPTIONS PROGRAM ARGS...: sets $out (stdout), $all and $rc
   label=$1 o=$2 program=$3; shift 3
   echo "== $label: $(basename "$program") ($o)"
+  # fd 3: the program's stdout, on to $tmp/out; fd 4: this script's stdout.
   # shellcheck disable=SC2086
-  { "$ftmwrun" $o "$program" "$@" 2>&1; echo $? > "$tmp/rc"; } | tee "$tmp/out" | grep -v PMIX
-  out=$(cat "$tmp/out") rc=$(cat "$tmp/rc")
+  { { { "$ftmwrun" $o "$program" "$@" 2>&1 >&3 3>&- 4>&-; echo $? > "$tmp/rc"; } |
+      tee "$tmp/err" | grep -v PMIX >&4; } 3>&1 | tee "$tmp/out" | grep -v PMIX; } 4>&1
+  out=$(cat "$tmp/out") all=$(cat "$tmp/out" "$tmp/err") rc=$(cat "$tmp/rc")
 }
 unset FT_FAULT FT_TRACE
 run reference "${REF_OPTS:-$opts}" "$ref_prog" "$@"
@@ -36,7 +41,7 @@ got=$(echo "$out" | grep -E "$result")
 [ -n "$want" ] && [ "$want" = "$got" ] || { echo "FAIL: result '$got', want '$want' (from $(basename "$ref_prog"))"; exit 1; }
 if [ -n "${EXPECT:-}" ]; then
   echo "$EXPECT" | sed 's/ && /\n/g' | while read -r re; do
-    echo "$out" | grep -q -E "$re" || { echo "FAIL: no line matching '$re'"; exit 1; }
+    echo "$all" | grep -q -E "$re" || { echo "FAIL: no line matching '$re'"; exit 1; }
   done || exit 1
 fi
 [ "$rc" -eq 0 ] || { echo "FAIL: exit status $rc"; exit 1; }

@@ -16,12 +16,15 @@ shift 6
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 if [ -n "${REF_OPTS:-}" ]; then
   # shellcheck disable=SC2086
-  "$ftmwrun" $REF_OPTS "$prog" "$@" > "$tmp/ref" 2>&1 || { echo "FAIL: the reference run failed"; exit 1; }
+  "$ftmwrun" $REF_OPTS "$prog" "$@" > "$tmp/ref" 2> "$tmp/ref.err" ||
+    { cat "$tmp/ref" "$tmp/ref.err"; echo "FAIL: the reference run failed"; exit 1; }
 fi
+# Standard output (the results) apart from error (the library's messages):
+# merged, a message could land in the middle of a result line.
 # shellcheck disable=SC2086
-FT_TRACE=$tmp/trace FT_FAULT=$fault "$ftmwrun" $opts -m "$m" "$prog" "$@" > "$tmp/out" 2>&1
+FT_TRACE=$tmp/trace FT_FAULT=$fault "$ftmwrun" $opts -m "$m" "$prog" "$@" > "$tmp/out" 2> "$tmp/err"
 rc=$?
-grep -v PMIX "$tmp/out"
+cat "$tmp/out" "$tmp/err" | grep -v PMIX
 [ "$rc" -eq 0 ] || { echo "FAIL: exit status $rc"; exit 1; }
 live=$((m + 1 - ${DEAD:-0}))
 first=1
