@@ -1,6 +1,7 @@
 /* The same ping-pong over a raw TCP loopback socket between two processes
  * (TCP_NODELAY, blocking I/O): the baseline for FTMW's transport.
- * Prints "tcp SIZE MEDIAN MIN MAX" lines: round trips in microseconds over batches. Usage: pingpong_tcp [--quick] */
+ * Prints "tcp SIZE MEDIAN MIN MAX" lines: round trips in microseconds over
+ * batches. Usage: pingpong_tcp [--quick] */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
