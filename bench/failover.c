@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "bench_util.h"
+#include "config.h" /* the library's defaults, for the hang bound */
 
 enum { TAG_PID = 1, TAG_STOP = 2 };
 
@@ -116,7 +117,8 @@ int main(int argc, char **argv) {
     if (h > 0) {
       const char *t = getenv("FT_TIMEOUT_MS"), *hb = getenv("FT_HEARTBEAT_MS");
       bench_report("hang_to_report_ms", hang, h);
-      printf("hang_bound_ms %d\n", (t ? atoi(t) : 3000) + (hb ? atoi(hb) : 250));
+      printf("hang_bound_ms %d\n", (t ? atoi(t) : FTMW_DEFAULT_TIMEOUT_MS) +
+                                         (hb ? atoi(hb) : FTMW_DEFAULT_HEARTBEAT_MS));
     }
     if (size == 1) {
       double med_restore = bench_median(restore, k);

@@ -14,6 +14,9 @@
 
 #define FTMW_DEFAULT_HEARTBEAT_MS 250
 #define FTMW_DEFAULT_TIMEOUT_MS 3000
+/* How long a master waits for a launched or restored process to join it
+ * (a replica too, for a worker the primary restored). */
+#define FTMW_LAUNCH_WAIT_MS 60000
 /* The largest message; a frame header cannot announce more. */
 #ifndef FTMW_MAX_MESSAGE
 #define FTMW_MAX_MESSAGE ((uint64_t)4 << 30)

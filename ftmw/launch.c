@@ -15,7 +15,6 @@
 #define SETUP_MAGIC 0x46544d53u
 #define SETUP_TAG 7001
 /* How long the primary waits for launched processes to connect. */
-#define LAUNCH_WAIT_MS 60000
 /* Without a hostfile the local host is reused; a replacement that dies
  * before connecting is retried this many times per ft_restore. */
 #define LOCAL_ATTEMPTS 3
@@ -227,7 +226,7 @@ static int wait_joined_locked(ftmw_peer *p, uint64_t deadline) {
       p->unreported = 1;
       st.failure_seen = 1;
       ftmw_log("%s %d did not connect within %d s", ftmw_role_name(p->kind),
-               p->id, LAUNCH_WAIT_MS / 1000);
+               p->id, FTMW_LAUNCH_WAIT_MS / 1000);
       break;
     }
     ftmw_wait_locked((int64_t)(deadline - now));
@@ -509,7 +508,7 @@ static int connect_masters(const char ip[][48], const int32_t *port) {
   /* Last master first, each joined before the next: the primary, which
    * waits for everyone's HELLO before the job starts, is reached only once
    * the replicas are, so that no ACKED or COPY for them can be dropped. */
-  uint64_t deadline = ftmw_now_ms() + LAUNCH_WAIT_MS;
+  uint64_t deadline = ftmw_now_ms() + FTMW_LAUNCH_WAIT_MS;
   int alive = 0;
   for (int k = last; k >= 0; k--) {
     if (port[k] <= 0) { /* dead when this process was launched */
@@ -534,8 +533,9 @@ static int connect_masters(const char ip[][48], const int32_t *port) {
      * then takes over from it, a worker joins the one that does. */
     alive += st.masters[k].welcomed && st.masters[k].state == FTMW_PEER_FAILED;
   }
-  if (ftmw_first_live_master_locked() >= 0) /* a replica: perhaps itself */
-    st.primary = ftmw_first_live_master_locked();
+  int first = ftmw_first_live_master_locked(); /* a replica: perhaps itself */
+  if (first >= 0)
+    st.primary = first;
   uv_mutex_unlock(&st.lock);
   if (alive == 0) {
     ftmw_log("%s %d: cannot reach any master", ftmw_role_name(st.role), st.id);
@@ -636,7 +636,7 @@ int ftmw_launch_init(int *argc, char ***argv) {
     if (st.id > 0 && connect_masters(s.master_ip, s.master_port) != 0)
       return -1;
     uv_mutex_lock(&st.lock);
-    uint64_t deadline = ftmw_now_ms() + LAUNCH_WAIT_MS;
+    uint64_t deadline = ftmw_now_ms() + FTMW_LAUNCH_WAIT_MS;
     for (int r = 1; r <= st.W; r++)
       wait_joined_locked(&st.workers[r], deadline);
     for (int k = 0; k < st.S; k++)
@@ -708,7 +708,7 @@ static int restore_spawn(ftmw_peer *p) {
     p->from_spare = 0;
     if (spawn_one(p, host, FTMW_ROLE_WORKER, NULL) == 0) {
       uv_mutex_lock(&st.lock);
-      ok = wait_joined_locked(p, ftmw_now_ms() + LAUNCH_WAIT_MS);
+      ok = wait_joined_locked(p, ftmw_now_ms() + FTMW_LAUNCH_WAIT_MS);
       uv_mutex_unlock(&st.lock);
     } else {
       uv_mutex_lock(&st.lock);
@@ -736,7 +736,7 @@ static int restore_spare(ftmw_peer *p) {
     ftmw_op op = {.kind = FTMW_OP_ACTIVATE, .peer = sp, .target = p};
     ftmw_transport_submit(&op, 1);
     ftmw_op_wait_locked(&op);
-    int ok = wait_joined_locked(p, ftmw_now_ms() + LAUNCH_WAIT_MS);
+    int ok = wait_joined_locked(p, ftmw_now_ms() + FTMW_LAUNCH_WAIT_MS);
     uv_mutex_unlock(&st.lock);
     if (ok)
       return FT_SUCCESS;

@@ -13,10 +13,6 @@
 
 #define st ftmw_st
 
-/* How long a replica waits for a restored worker the primary already
- * heard from (as long as the primary waits for a launched process). */
-#define FTMW_ADOPT_WAIT_MS 60000
-
 /* An ft_is_primary that answered 1 and is not yet told (see replica.h). */
 static int primary_call_pending;
 
@@ -314,7 +310,7 @@ int ftmw_rep_follow_restore(ftmw_peer *p, uint64_t v) {
    * left before the primary heard from it. A spare that dies first is
    * seen; a spawned worker is given the launch deadline. */
   const ftmw_peer *sp = s >= 0 && s < st.S ? &st.spares[s] : NULL;
-  uint64_t deadline = ftmw_now_ms() + FTMW_ADOPT_WAIT_MS;
+  uint64_t deadline = ftmw_now_ms() + FTMW_LAUNCH_WAIT_MS;
   while (p->epoch < e) {
     uint64_t now = ftmw_now_ms();
     if (sp != NULL ? sp->state != FTMW_PEER_ALIVE : now >= deadline)

@@ -225,9 +225,11 @@ static void peer_down(ftmw_peer *p, int done, const char *why) {
       p->failed_at = uv_hrtime();
       st.failure_seen = 1;
     }
-    if (!done && p->kind == FTMW_ROLE_MASTER && p->id == st.primary &&
-        ftmw_first_live_master_locked() >= 0) {
-      st.primary = ftmw_first_live_master_locked();
+    int next = !done && p->kind == FTMW_ROLE_MASTER && p->id == st.primary
+                   ? ftmw_first_live_master_locked()
+                   : -1;
+    if (next >= 0) {
+      st.primary = next;
       ftmw_trace("primary_changed", "\"from\":%d,\"primary\":%d", p->id,
                  st.primary);
     }
