@@ -21,6 +21,7 @@ typedef struct ftmw_conn {
   int direct;  /* the last read buffer was a payload, read in place */
   int closing;
   int activating; /* master: ACTIVATE sent, ACTIVATED not yet seen */
+  int connecting; /* uv_tcp_connect pending: HELLO must be the first frame */
   const char *reject; /* why an unauthenticated frame was refused */
   uint64_t opened_ms, last_rx_ms, last_tx_ms;
   char addr[64];
@@ -382,6 +383,7 @@ static void on_activate(ftmw_conn *c, const ftmw_hdr *h) {
   /* Armed for the worker it becomes before the application can run on. */
   ftmw_fault_arm(st.cfg.fault, 0, h->tag, (uint32_t)h->seq);
   uv_mutex_lock(&st.lock);
+  st.spare_pid = ftmw_self_pid();
   st.role = FTMW_ROLE_WORKER;
   st.id = h->tag;
   st.epoch = (uint32_t)h->seq;
@@ -626,6 +628,11 @@ static int on_frame(void *ctx, const ftmw_hdr *h, void *payload) {
    * identity in flight: those are the only frames it sends. */
   if (c->activating && h->type == FTMW_FRAME_HEARTBEAT)
     return 0;
+  /* Likewise a master's heartbeats to the spare this worker was, written
+   * before that master read the worker's ACTIVATED. */
+  if (h->type == FTMW_FRAME_HEARTBEAT && st.spare_pid != 0 && h->dst == st.spare_pid &&
+      h->src == p->pid_wire && h->epoch == p->epoch)
+    return 0;
   /* Fencing: every frame must come from the bound incarnation, to us. */
   if (h->src != p->pid_wire || h->epoch != p->epoch || h->dst != ftmw_self_pid()) {
     if (payload)
@@ -841,6 +848,7 @@ static void on_connect(uv_connect_t *req, int status) {
   if (c->closing)
     return;
   ftmw_peer *p = c->peer;
+  c->connecting = 0;
   if (status < 0) {
     char why[96];
     snprintf(why, sizeof(why), "cannot connect: %s", uv_strerror(status));
@@ -867,6 +875,7 @@ static void do_connect(ftmw_op *op) {
   int rc = c ? 0 : UV_ENOMEM;
   if (c) {
     c->connect_req.data = c;
+    c->connecting = 1;
     rc = uv_tcp_connect(&c->connect_req, &c->tcp,
                         (const struct sockaddr *)&op->addr, on_connect);
   }
@@ -963,7 +972,7 @@ static void tick_cb(uv_timer_t *t) {
       snprintf(why, sizeof(why), "silent for %llu ms",
                (unsigned long long)(now - c->last_rx_ms));
       peer_down(c->peer, 0, why);
-    } else if (now - c->last_tx_ms >= hb / 2)
+    } else if (now - c->last_tx_ms >= hb / 2 && !c->connecting)
       send_ctrl(c, FTMW_FRAME_HEARTBEAT, c->peer->pid_wire, 0, 0, 0, NULL, 0);
   }
   if (st.orphan_since && now - st.orphan_since > to) {

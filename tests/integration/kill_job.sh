@@ -45,6 +45,7 @@ if [ -n "${EXPECT:-}" ]; then
   done || exit 1
 fi
 [ "$rc" -eq 0 ] || { echo "FAIL: exit status $rc"; exit 1; }
+"$(dirname "$0")/no_protocol_errors.sh" "$trace" || exit 1
 master() { grep '"role":"master"' "$trace" | grep "\"event\":\"$1\""; }
 n=$(master restore_finished | grep -c .)
 [ "$n" -eq "$want_rest" ] || { echo "FAIL: $n restores in the trace, want $want_rest"; exit 1; }

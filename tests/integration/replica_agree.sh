@@ -26,6 +26,7 @@ FT_TRACE=$tmp/trace FT_FAULT=$fault "$ftmwrun" $opts -m "$m" "$prog" "$@" > "$tm
 rc=$?
 cat "$tmp/out" "$tmp/err" | grep -v PMIX
 [ "$rc" -eq 0 ] || { echo "FAIL: exit status $rc"; exit 1; }
+"$(dirname "$0")/no_protocol_errors.sh" "$tmp/trace" || exit 1
 live=$((m + 1 - ${DEAD:-0}))
 first=1
 echo "$want" | sed 's/ && /\n/g' > "$tmp/want"
