@@ -26,7 +26,8 @@ run() { # LABEL OPTIONS PROGRAM ARGS...: sets $out (stdout), $all and $rc
   # fd 3: the program's stdout, on to $tmp/out; fd 4: this script's stdout.
   # shellcheck disable=SC2086
   { { { "$ftmwrun" $o "$program" "$@" 2>&1 >&3 3>&- 4>&-; echo $? > "$tmp/rc"; } |
-      tee "$tmp/err" | grep -v PMIX >&4; } 3>&1 | tee "$tmp/out" | grep -v PMIX; } 4>&1
+      tee "$tmp/err" | grep --line-buffered -v PMIX >&4; } 3>&1 |
+      tee "$tmp/out" | grep --line-buffered -v PMIX; } 4>&1
   out=$(cat "$tmp/out") all=$(cat "$tmp/out" "$tmp/err") rc=$(cat "$tmp/rc")
 }
 unset FT_FAULT FT_TRACE
