@@ -353,5 +353,5 @@ void mstart_report(const mstart_problem *p, const mstart_result *best,
   printf("\n");
   printf("local searches %ld, evaluations %ld\n", p->starts, evals);
   printf("failures %d, restores %d\n", failures, restores);
-  printf("time %.3f s\n", seconds);
+  printf("time %.4f s\n", seconds);
 }
