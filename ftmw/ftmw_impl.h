@@ -168,7 +168,6 @@ struct ftmw_state {
   int failure_seen;    /* some process of the job failed */
   int bye_sent;        /* master: finalize has sent BYE */
   int activated;       /* spare: ACTIVATE received (or BYE) */
-  uint32_t spare_pid;  /* worker activated from a spare: its wire pid as one */
   /* Master replicas (SPEC section 6): */
   ftmw_qnode decisions;   /* replica: ftmw_decision.node, oldest first */
   uint64_t dec_taken;     /* master: decisions its calls made or followed */

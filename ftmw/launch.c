@@ -14,7 +14,6 @@
 #define st ftmw_st
 #define SETUP_MAGIC 0x46544d53u
 #define SETUP_TAG 7001
-/* How long the primary waits for launched processes to connect. */
 /* Without a hostfile the local host is reused; a replacement that dies
  * before connecting is retried this many times per ft_restore. */
 #define LOCAL_ATTEMPTS 3

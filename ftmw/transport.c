@@ -20,7 +20,6 @@ typedef struct ftmw_conn {
   ftmw_reader reader;
   int direct;  /* the last read buffer was a payload, read in place */
   int closing;
-  int activating; /* master: ACTIVATE sent, ACTIVATED not yet seen */
   int connecting; /* uv_tcp_connect pending: HELLO must be the first frame */
   const char *reject; /* why an unauthenticated frame was refused */
   uint64_t opened_ms, last_rx_ms, last_tx_ms;
@@ -383,7 +382,6 @@ static void on_activate(ftmw_conn *c, const ftmw_hdr *h) {
   /* Armed for the worker it becomes before the application can run on. */
   ftmw_fault_arm(st.cfg.fault, 0, h->tag, (uint32_t)h->seq);
   uv_mutex_lock(&st.lock);
-  st.spare_pid = ftmw_self_pid();
   st.role = FTMW_ROLE_WORKER;
   st.id = h->tag;
   st.epoch = (uint32_t)h->seq;
@@ -624,14 +622,12 @@ static int on_frame(void *ctx, const ftmw_hdr *h, void *payload) {
   }
   if (h->type == FTMW_FRAME_ACTIVATED && p->kind == FTMW_ROLE_SPARE)
     return on_adopt(c, h); /* checked there: it bears the new identity */
-  /* A spare being activated may still have heartbeats of its old
-   * identity in flight: those are the only frames it sends. */
-  if (c->activating && h->type == FTMW_FRAME_HEARTBEAT)
-    return 0;
-  /* Likewise a master's heartbeats to the spare this worker was, written
-   * before that master read the worker's ACTIVATED. */
-  if (h->type == FTMW_FRAME_HEARTBEAT && st.spare_pid != 0 && h->dst == st.spare_pid &&
-      h->src == p->pid_wire && h->epoch == p->epoch)
+  /* A heartbeat carries nothing (the wire allows it no payload) and only
+   * shows the connection alive, which any byte read already did: it is
+   * not fenced. A connection whose identity changes, a spare activated,
+   * has heartbeats of the old identity in flight both ways: the spare's,
+   * and those of masters that had not yet read its ACTIVATED. */
+  if (h->type == FTMW_FRAME_HEARTBEAT)
     return 0;
   /* Fencing: every frame must come from the bound incarnation, to us. */
   if (h->src != p->pid_wire || h->epoch != p->epoch || h->dst != ftmw_self_pid()) {
@@ -676,11 +672,8 @@ static int on_frame(void *ctx, const ftmw_hdr *h, void *payload) {
     uv_mutex_unlock(&st.lock);
     return 0;
   }
-  case FTMW_FRAME_HEARTBEAT:
-    return 0;
   case FTMW_FRAME_WELCOME:
   case FTMW_FRAME_ACTIVATED:
-    c->activating = 0;
     uv_mutex_lock(&st.lock);
     p->welcomed = 1;
     if (p->state == FTMW_PEER_LAUNCHING)
@@ -913,7 +906,6 @@ static void do_activate(ftmw_op *op) {
   uv_mutex_unlock(&st.lock);
   sp->conn = NULL;
   c->peer = w;
-  c->activating = 1;
   w->conn = c;
   op_finish(op, 0);
 }
