@@ -17,6 +17,9 @@
 /* How long a master waits for a launched or restored process to join it
  * (a replica too, for a worker the primary restored). */
 #define FTMW_LAUNCH_WAIT_MS 60000
+/* Spawn mode: a spawn of n processes not done after FT_SPAWN_TIMEOUT_MS
+ * x (1 + n / 16) is abandoned and made again (launch.c). */
+#define FTMW_DEFAULT_SPAWN_TIMEOUT_MS 16000
 /* The largest message; a frame header cannot announce more. */
 #ifndef FTMW_MAX_MESSAGE
 #define FTMW_MAX_MESSAGE ((uint64_t)4 << 30)
@@ -29,6 +32,7 @@ typedef struct {
   int heartbeat_ms; /* FT_HEARTBEAT_MS */
   int timeout_ms;   /* FT_TIMEOUT_MS */
   int trace_data;   /* FT_TRACE_DATA: trace every Nth data message; 0 off */
+  int spawn_timeout_ms; /* FT_SPAWN_TIMEOUT_MS */
   uint64_t max_message;
   char hostfile[FTMW_PATH_MAX]; /* FT_HOSTFILE, "" when unset */
   char trace[FTMW_PATH_MAX];    /* FT_TRACE, "" when unset */

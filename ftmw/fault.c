@@ -111,11 +111,16 @@ void ftmw_fault_arm(const char *spec, int is_master, int id, uint32_t epoch) {
   atomic_store(&armed, any);
 }
 
-void ftmw_fault_hit(int point) {
+int ftmw_fault_fires(int point) {
   if (!atomic_load_explicit(&armed, memory_order_relaxed) || want[point] == 0)
-    return;
-  if (atomic_fetch_add(&hits[point], 1) + 1 == want[point]) {
-    ftmw_trace("fault_injected", "\"point\":\"%s\"", point_names[point]);
+    return 0;
+  if (atomic_fetch_add(&hits[point], 1) + 1 != want[point])
+    return 0;
+  ftmw_trace("fault_injected", "\"point\":\"%s\"", point_names[point]);
+  return 1;
+}
+
+void ftmw_fault_hit(int point) {
+  if (ftmw_fault_fires(point))
     raise(SIGKILL);
-  }
 }

@@ -28,7 +28,10 @@
   XX(RECV_ACKED, "recv.acked")     /* worker I/O thread: ACKed the primary's  \
                                       DATA; hit before each replica's ACKED */ \
   XX(SEND_COPY, "send.copy")       /* worker: the primary ACKed its DATA;     \
-                                      hit before each replica's COPY */
+                                      hit before each replica's COPY */        \
+  XX(SPAWN_STALL, "spawn.stall")   /* master, each ft_restore spawn: the new   \
+                                      process stalls before MPI_Init instead   \
+                                      of this one dying (ftmw_fault_fires) */
 
 enum ftmw_fault_point {
 #define FTMW_FP_GEN(id, name) FTMW_FAULT_##id,
@@ -61,5 +64,9 @@ void ftmw_fault_arm(const char *spec, int is_master, int id, uint32_t epoch);
 
 /* A point was reached: dies here if a rule says so. Cheap when unarmed. */
 void ftmw_fault_hit(int point);
+
+/* A point was reached: 1 if a rule says the fault happens now (traced as
+ * fault_injected), for points whose fault is not this process's death. */
+int ftmw_fault_fires(int point);
 
 #endif

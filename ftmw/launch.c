@@ -235,79 +235,209 @@ static int wait_joined_locked(ftmw_peer *p, uint64_t deadline) {
 
 /* --- spawn mode ---------------------------------------------------------- */
 
+/* Open MPI 4.1's mpirun can lose a new child's PMIx_Init when the spawn
+ * races with its handling of another child's death: the child then waits
+ * in MPI_Init, and MPI_Comm_spawn in PMIx_Lookup, both for ever (see
+ * docs/known-problems.md). No death can be ruled out during a spawn, so
+ * every spawn is bounded: MPI_Comm_spawn_multiple runs on a helper thread
+ * (MPI_THREAD_MULTIPLE), and a spawn not done by its deadline is abandoned
+ * (the thread is left blocked in MPI) and made again. Its processes are
+ * told the deadline in their environment: one that has not received its
+ * set-up record by then exits (setup_watchdog), so none is left waiting in
+ * MPI_Init to keep mpirun from ending. */
+#define SPAWN_WAIT_ENV "FTMW_SPAWN_WAIT_MS"
+#define SPAWN_STALL_ENV "FTMW_SPAWN_STALL" /* the spawn.stall fault */
+enum { SPAWN_OK = 0, SPAWN_ERROR = -1, SPAWN_ABANDONED = 1 };
+
+static int thread_multiple;   /* a spawn may run on a helper thread */
+static int spawns_abandoned;  /* a helper thread may still be inside MPI */
+
+typedef struct {
+  int n;
+  char **cmds, ***argvs;
+  int *one, *errcodes;
+  MPI_Info *infos;
+  MPI_Comm inter;
+  int mrc;
+  uv_mutex_t lock;
+  uv_cond_t cond;
+  int done, abandoned; /* under lock */
+} spawn_call;
+
+static void spawn_call_free(spawn_call *c) {
+  if (c == NULL)
+    return;
+  for (int i = 0; c->infos && i < c->n; i++)
+    if (c->infos[i] != MPI_INFO_NULL)
+      MPI_Info_free(&c->infos[i]);
+  free(c->cmds);
+  free(c->argvs);
+  free(c->one);
+  free(c->errcodes);
+  free(c->infos);
+  free(c);
+}
+
+/* The arguments of one MPI_Comm_spawn_multiple: n copies of this program,
+ * process i on hostfile entry hosts[i] (-1: anywhere), each given the
+ * environment env ("NAME=VALUE" lines). */
+static spawn_call *spawn_call_new(const int *hosts, int n, const char *env) {
+  spawn_call *c = calloc(1, sizeof(*c));
+  if (c == NULL)
+    return NULL;
+  c->n = n;
+  c->cmds = malloc((size_t)n * sizeof(*c->cmds));
+  c->argvs = malloc((size_t)n * sizeof(*c->argvs));
+  c->one = malloc((size_t)n * sizeof(*c->one));
+  c->errcodes = malloc((size_t)n * sizeof(*c->errcodes));
+  c->infos = malloc((size_t)n * sizeof(*c->infos));
+  if (!c->cmds || !c->argvs || !c->one || !c->errcodes || !c->infos) {
+    free(c->infos);
+    c->infos = NULL;
+    spawn_call_free(c);
+    return NULL;
+  }
+  for (int i = 0; i < n; i++) {
+    c->cmds[i] = exe_path;
+    c->argvs[i] = spawn_args;
+    c->one[i] = 1;
+    c->errcodes[i] = MPI_SUCCESS;
+    MPI_Info_create(&c->infos[i]);
+    MPI_Info_set(c->infos[i], "env", env); /* Open MPI's key */
+    if (hosts[i] >= 0)
+      MPI_Info_set(c->infos[i], "host", st.hosts.v[hosts[i]].name);
+  }
+  return c;
+}
+
+/* Holding lock, waits on cond until *flag is set or uv_hrtime() reaches
+ * deadline; returns *flag. */
+static int wait_flag_locked(uv_cond_t *cond, uv_mutex_t *lock, const int *flag,
+                            uint64_t deadline) {
+  while (!*flag) {
+    uint64_t now = uv_hrtime();
+    if (now >= deadline)
+      break;
+    uv_cond_timedwait(cond, lock, deadline - now);
+  }
+  return *flag;
+}
+
+static void spawn_call_run(spawn_call *c) {
+  c->mrc = MPI_Comm_spawn_multiple(c->n, c->cmds, c->argvs, c->one, c->infos,
+                                   0, MPI_COMM_SELF, &c->inter, c->errcodes);
+}
+
+static void spawn_thread(void *arg) {
+  spawn_call *c = arg;
+  spawn_call_run(c);
+  uv_mutex_lock(&c->lock);
+  c->done = 1;
+  int abandoned = c->abandoned;
+  uv_cond_signal(&c->cond);
+  uv_mutex_unlock(&c->lock);
+  if (abandoned) /* its processes, never sent a set-up record, exit */
+    spawn_call_free(c);
+}
+
+/* Makes the call c, waiting for it at most wait_ms. SPAWN_ABANDONED hands
+ * c over to the helper thread, which frees it when MPI returns. */
+static int spawn_call_bounded(spawn_call *c, int wait_ms) {
+  if (!thread_multiple) {
+    spawn_call_run(c);
+    return SPAWN_OK;
+  }
+  uv_thread_t tid;
+  if (uv_mutex_init(&c->lock) != 0)
+    return SPAWN_ERROR;
+  if (uv_cond_init(&c->cond) != 0 || uv_thread_create(&tid, spawn_thread, c) != 0) {
+    ftmw_log("cannot start a thread to spawn on");
+    return SPAWN_ERROR;
+  }
+  uint64_t deadline = uv_hrtime() + (uint64_t)wait_ms * 1000000u;
+  uv_mutex_lock(&c->lock);
+  int done = wait_flag_locked(&c->cond, &c->lock, &c->done, deadline);
+  c->abandoned = !done;
+  uv_mutex_unlock(&c->lock);
+  if (!done) {
+    spawns_abandoned = 1;
+    return SPAWN_ABANDONED;
+  }
+  uv_thread_join(&tid);
+  uv_cond_destroy(&c->cond);
+  uv_mutex_destroy(&c->lock);
+  return SPAWN_OK;
+}
+
 /* Spawns n processes, process i for peers[i] (workers, or with role
  * FTMW_ROLE_MASTER replicas) on hostfile entry hosts[i] (-1: anywhere), in
  * one MPI_Comm_spawn_multiple, and sends each its set-up record. One call
  * for all the workers at launch: no worker can start, and so die, while
- * another is being spawned, which Open MPI 4.1 can turn into a hang (see
- * wait_reaped), and the launch takes one spawn's time instead of n. A
- * replica's intercommunicator goes to *inter_out (n == 1). */
+ * another is being spawned, and the launch takes one spawn's time instead
+ * of n. A replica's intercommunicator goes to *inter_out (n == 1).
+ * Returns SPAWN_OK, SPAWN_ERROR, or SPAWN_ABANDONED (see above). */
 static int spawn_peers(ftmw_peer **peers, const int *hosts, int n, int role,
                        MPI_Comm *inter_out) {
-  char **cmds = malloc((size_t)n * sizeof(*cmds));
-  char ***argvs = malloc((size_t)n * sizeof(*argvs));
-  int *one = malloc((size_t)n * sizeof(*one));
-  MPI_Info *infos = malloc((size_t)n * sizeof(*infos));
-  int *errcodes = malloc((size_t)n * sizeof(*errcodes));
-  int rc = -1;
-  if (!cmds || !argvs || !one || !infos || !errcodes) {
+  int64_t t = st.cfg.spawn_timeout_ms;
+  int wait_ms = (int)(t + t * n / 16);
+  char env[96];
+  snprintf(env, sizeof(env), SPAWN_WAIT_ENV "=%d%s", wait_ms,
+           role == FTMW_ROLE_WORKER && ftmw_fault_fires(FTMW_FAULT_SPAWN_STALL)
+               ? "\n" SPAWN_STALL_ENV "=1" : "");
+  spawn_call *c = spawn_call_new(hosts, n, env);
+  if (c == NULL) {
     ftmw_log("out of memory spawning %d processes", n);
-    goto out;
+    return SPAWN_ERROR;
   }
-  for (int i = 0; i < n; i++) {
-    cmds[i] = exe_path;
-    argvs[i] = spawn_args;
-    one[i] = 1;
-    infos[i] = MPI_INFO_NULL;
-    errcodes[i] = MPI_SUCCESS;
-    if (hosts[i] >= 0) {
-      MPI_Info_create(&infos[i]);
-      MPI_Info_set(infos[i], "host", st.hosts.v[hosts[i]].name);
-    }
-  }
-  MPI_Comm inter;
   uint64_t t0 = uv_hrtime();
-  int mrc = MPI_Comm_spawn_multiple(n, cmds, argvs, one, infos, 0,
-                                    MPI_COMM_SELF, &inter, errcodes);
+  int rc = spawn_call_bounded(c, wait_ms);
   double ms = (uv_hrtime() - t0) / 1e6;
-  for (int i = 0; i < n; i++)
-    if (infos[i] != MPI_INFO_NULL)
-      MPI_Info_free(&infos[i]);
-  for (int i = 0; i < n; i++)
-    if (mrc != MPI_SUCCESS || errcodes[i] != MPI_SUCCESS) {
+  if (rc == SPAWN_ABANDONED) {
+    ftmw_log("a spawn of %d %s%s did not complete in %d ms; abandoned "
+             "(FT_SPAWN_TIMEOUT_MS)", n, ftmw_role_name(role), n > 1 ? "s" : "",
+             wait_ms);
+    ftmw_trace("spawn_abandoned", "\"%s\":%d,\"processes\":%d,\"ms\":%.3f",
+               ftmw_role_name(role), peers[0]->id, n, ms);
+    return rc;
+  }
+  for (int i = 0; i < n && rc == SPAWN_OK; i++)
+    if (c->mrc != MPI_SUCCESS || c->errcodes[i] != MPI_SUCCESS) {
       char msg[MPI_MAX_ERROR_STRING];
       int len = 0;
-      MPI_Error_string(mrc != MPI_SUCCESS ? mrc : errcodes[i], msg, &len);
+      MPI_Error_string(c->mrc != MPI_SUCCESS ? c->mrc : c->errcodes[i], msg, &len);
       ftmw_log("cannot spawn %s %d%s%s: %s", ftmw_role_name(role), peers[i]->id,
                hosts[i] >= 0 ? " on " : "",
                hosts[i] >= 0 ? st.hosts.v[hosts[i]].name : "", msg);
-      goto out;
+      rc = SPAWN_ERROR;
     }
-  rc = 0;
-  for (int i = 0; i < n && rc == 0; i++) {
+  for (int i = 0; i < n && rc == SPAWN_OK; i++) {
     ftmw_setup s;
     fill_setup(&s, role, peers[i]->id, peers[i]->epoch);
-    rc = MPI_Send(&s, sizeof(s), MPI_BYTE, i, SETUP_TAG, inter) == MPI_SUCCESS ? 0 : -1;
+    if (MPI_Send(&s, sizeof(s), MPI_BYTE, i, SETUP_TAG, c->inter) != MPI_SUCCESS)
+      rc = SPAWN_ERROR;
     ftmw_trace("spawned", "\"%s\":%d,\"peer_epoch\":%u,\"host\":\"%s\",\"ms\":%.3f",
                ftmw_role_name(role), peers[i]->id, peers[i]->epoch,
                hosts[i] >= 0 ? st.hosts.v[hosts[i]].name : st.host, ms);
   }
   /* A worker's intercommunicator is never used again, and freeing or
    * disconnecting it would involve the children: it is left alone. */
-  if (inter_out)
-    *inter_out = inter;
-out:
-  free(cmds);
-  free(argvs);
-  free(one);
-  free(infos);
-  free(errcodes);
+  if (inter_out && rc == SPAWN_OK)
+    *inter_out = c->inter;
+  spawn_call_free(c);
   return rc;
 }
 
-/* Spawns the process for p alone (a replica, or a restored worker). */
-static int spawn_one(ftmw_peer *p, int host, int role, MPI_Comm *inter_out) {
-  return spawn_peers(&p, &host, 1, role, inter_out);
+/* spawn_peers, made again while it is abandoned, up to LOCAL_ATTEMPTS
+ * times (the launch: nothing else would start these processes). */
+static int spawn_peers_retried(ftmw_peer **peers, const int *hosts, int n,
+                               int role, MPI_Comm *inter_out) {
+  int rc = SPAWN_ABANDONED;
+  for (int a = 0; a < LOCAL_ATTEMPTS && rc == SPAWN_ABANDONED; a++)
+    rc = spawn_peers(peers, hosts, n, role, inter_out);
+  if (rc == SPAWN_ABANDONED)
+    ftmw_log("cannot start the job: %d spawns of the %s%s abandoned",
+             LOCAL_ATTEMPTS, ftmw_role_name(role), n > 1 ? "s" : "");
+  return rc;
 }
 
 /* Spawn mode, every master: where each worker runs (placement, then the
@@ -329,8 +459,10 @@ static int spawn_replicas(void) {
     ftmw_addr a;
     int host = st.hosts.n ? ftmw_hosts_place(&st.hosts, st.W + k - 1) : -1;
     st.masters[k].state = FTMW_PEER_LAUNCHING;
-    if (spawn_one(&st.masters[k], host, FTMW_ROLE_MASTER, &replica_comm[k]) != 0 ||
-        MPI_Recv(&a, sizeof(a), MPI_BYTE, 0, SETUP_TAG, replica_comm[k],
+    ftmw_peer *p = &st.masters[k];
+    if (spawn_peers_retried(&p, &host, 1, FTMW_ROLE_MASTER, &replica_comm[k]) != 0)
+      return -1;
+    if (MPI_Recv(&a, sizeof(a), MPI_BYTE, 0, SETUP_TAG, replica_comm[k],
                  MPI_STATUS_IGNORE) != MPI_SUCCESS || a.port <= 0) {
       ftmw_log("master replica %d could not start listening", k);
       return -1;
@@ -395,7 +527,7 @@ static int init_spawn_primary(void) {
     st.workers[r].state = FTMW_PEER_LAUNCHING;
     workers[r - 1] = &st.workers[r];
   }
-  int rc = spawn_peers(workers, placed_host + 1, st.W, FTMW_ROLE_WORKER, NULL);
+  int rc = spawn_peers_retried(workers, placed_host + 1, st.W, FTMW_ROLE_WORKER, NULL);
   free(workers);
   return rc;
 }
@@ -562,18 +694,69 @@ static int spare_wait(void) {
   exit(0);
 }
 
+/* A process spawned by a master (SPAWN_WAIT_ENV set) that has not received
+ * its set-up record within that many ms was abandoned by the master (see
+ * spawn_call_bounded), perhaps while it waits in MPI_Init: it exits. */
+static struct {
+  uv_mutex_t lock;
+  uv_cond_t cond;
+  uv_thread_t thread;
+  int wait_ms, running, setup_received;
+} watchdog;
+
+static void setup_watchdog(void *arg) {
+  (void)arg;
+  uint64_t deadline = uv_hrtime() + (uint64_t)watchdog.wait_ms * 1000000u;
+  uv_mutex_lock(&watchdog.lock);
+  if (!wait_flag_locked(&watchdog.cond, &watchdog.lock, &watchdog.setup_received,
+                        deadline)) {
+    ftmw_log("spawned process %d: no set-up record from the master in %d ms; "
+             "exiting", (int)getpid(), watchdog.wait_ms);
+    _exit(1);
+  }
+  uv_mutex_unlock(&watchdog.lock);
+}
+
+static void watchdog_start(void) {
+  long ms;
+  if (ftmw_parse_int(getenv(SPAWN_WAIT_ENV), 1, INT32_MAX, &ms) != 0)
+    return; /* not spawned by FTMW (or by an MPI without the "env" key) */
+  watchdog.wait_ms = (int)ms;
+  if (uv_mutex_init(&watchdog.lock) != 0 || uv_cond_init(&watchdog.cond) != 0 ||
+      uv_thread_create(&watchdog.thread, setup_watchdog, NULL) != 0)
+    return;
+  watchdog.running = 1;
+  if (getenv(SPAWN_STALL_ENV)) /* the spawn.stall fault: as Open MPI's hang */
+    for (;;)
+      pause();
+}
+
+static void watchdog_stop(void) {
+  if (!watchdog.running)
+    return;
+  uv_mutex_lock(&watchdog.lock);
+  watchdog.setup_received = 1;
+  uv_cond_signal(&watchdog.cond);
+  uv_mutex_unlock(&watchdog.lock);
+  uv_thread_join(&watchdog.thread);
+  watchdog.running = 0;
+}
+
 int ftmw_launch_init(int *argc, char ***argv) {
-  int inited = 0;
+  int inited = 0, provided = MPI_THREAD_SINGLE;
   MPI_Initialized(&inited);
   if (!inited) {
-    int provided;
-    if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) !=
+    watchdog_start();
+    if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) !=
         MPI_SUCCESS) {
       ftmw_log("MPI_Init failed");
       return -1;
     }
     st.mpi_owned = 1;
+  } else {
+    MPI_Query_thread(&provided);
   }
+  thread_multiple = provided == MPI_THREAD_MULTIPLE;
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
   char name[MPI_MAX_PROCESSOR_NAME];
@@ -596,9 +779,10 @@ int ftmw_launch_init(int *argc, char ***argv) {
   int rc;
   if (parent != MPI_COMM_NULL) {
     st.mode = FTMW_MODE_SPAWN;
-    if (MPI_Recv(&s, sizeof(s), MPI_BYTE, 0, SETUP_TAG, parent,
-                 MPI_STATUS_IGNORE) != MPI_SUCCESS ||
-        s.magic != SETUP_MAGIC) {
+    int got = MPI_Recv(&s, sizeof(s), MPI_BYTE, 0, SETUP_TAG, parent,
+                       MPI_STATUS_IGNORE);
+    watchdog_stop();
+    if (got != MPI_SUCCESS || s.magic != SETUP_MAGIC) {
       ftmw_log("spawned process: no valid set-up record from the master");
       return -1;
     }
@@ -658,13 +842,11 @@ int ftmw_launch_init(int *argc, char ***argv) {
 
 /* --- restore --------------------------------------------------------------- */
 
-/* Open MPI 4.1's mpirun can lose a new child's PMIx_Init when the spawn
- * request races with its handling of the death of the child the new one
- * replaces: the child then waits in MPI_Init and MPI_Comm_spawn in
- * PMIx_Lookup, both forever (seen in about 1 respawn in 80 on this
- * machine, docs/known-problems.md). When the dead process ran on this
- * host, wait until the launcher has reaped it (its pid is gone) before
- * spawning, for at most REAP_WAIT_MS. */
+/* The Open MPI hang of the spawn section is most likely when the spawn
+ * races with mpirun's handling of the death of the child the new one
+ * replaces (about 1 respawn in 80 on this machine, docs/known-problems.md).
+ * When the dead process ran on this host, wait until the launcher has
+ * reaped it (its pid is gone) before spawning, for at most REAP_WAIT_MS. */
 #define REAP_WAIT_MS 500
 
 static void wait_reaped(const ftmw_peer *p) {
@@ -705,7 +887,7 @@ static int restore_spawn(ftmw_peer *p) {
     uv_mutex_unlock(&st.lock);
     int ok = 0;
     p->from_spare = 0;
-    if (spawn_one(p, host, FTMW_ROLE_WORKER, NULL) == 0) {
+    if (spawn_peers(&p, &host, 1, FTMW_ROLE_WORKER, NULL) == SPAWN_OK) {
       uv_mutex_lock(&st.lock);
       ok = wait_joined_locked(p, ftmw_now_ms() + FTMW_LAUNCH_WAIT_MS);
       uv_mutex_unlock(&st.lock);
@@ -756,6 +938,6 @@ int ftmw_launch_restore(ftmw_peer *p) {
 void ftmw_launch_finalize(int clean) {
   /* After a death MPI_Finalize may wait forever for the dead (MPICH does),
    * so it is called only when every process is known to reach it. */
-  if (clean && st.mpi_owned)
+  if (clean && st.mpi_owned && !spawns_abandoned)
     MPI_Finalize();
 }

@@ -96,8 +96,9 @@ typedef struct {
   int error;  /* FT_Error of the call */
 } FT_Status;
 
-/* Starts MPI (unless the application already did), then launches or joins
- * the job. Fills *rank (0 in every master) and *workers (W). Returns 1 in a
+/* Starts MPI (unless the application already did; FTMW asks for
+ * MPI_THREAD_MULTIPLE, which lets it abandon a spawn that never completes,
+ * docs/known-problems.md), then launches or joins the job. Fills *rank (0 in every master) and *workers (W). Returns 1 in a
  * process created at start-up, 0 in a worker started by ft_restore (or a
  * spare activated by it), and -1 on failure, after printing the reason
  * (for example an invalid environment variable, named) on stderr.

@@ -27,6 +27,7 @@ Test(config, defaults, .timeout = 5) {
   cr_assert_eq(c.masters, 0);
   cr_assert_eq(c.heartbeat_ms, FTMW_DEFAULT_HEARTBEAT_MS);
   cr_assert_eq(c.timeout_ms, FTMW_DEFAULT_TIMEOUT_MS);
+  cr_assert_eq(c.spawn_timeout_ms, FTMW_DEFAULT_SPAWN_TIMEOUT_MS);
   cr_assert(c.max_message >= ((uint64_t)1 << 30));
 }
 
@@ -35,9 +36,11 @@ Test(config, valid_values, .timeout = 5) {
   char err[320];
   const char *const t[] = {"FT_NUM_SLAVES", "16", "FT_HEARTBEAT_MS", "50",
                            "FT_TIMEOUT_MS", "100", "FT_FAULT", "recv.ack:2@3/1",
-                           "FT_TRACE_DATA", "100", NULL};
+                           "FT_TRACE_DATA", "100", "FT_SPAWN_TIMEOUT_MS", "2500",
+                           NULL};
   cr_assert_eq(parse(t, &c, err), 0, "%s", err);
   cr_assert_eq(c.workers, 16);
+  cr_assert_eq(c.spawn_timeout_ms, 2500);
   cr_assert_eq(c.trace_data, 100);
   cr_assert_str_eq(c.fault, "recv.ack:2@3/1");
 }
@@ -55,6 +58,8 @@ Test(config, invalid_values_name_the_variable, .timeout = 5) {
       {"FT_TIMEOUT_MS", "1", "FT_TIMEOUT_MS"},
       {"FT_TRACE_DATA", "-1", "FT_TRACE_DATA"},
       {"FT_TRACE_DATA", "every", "FT_TRACE_DATA"},
+      {"FT_SPAWN_TIMEOUT_MS", "99", "FT_SPAWN_TIMEOUT_MS"},
+      {"FT_SPAWN_TIMEOUT_MS", "3600001", "FT_SPAWN_TIMEOUT_MS"},
       {"FT_TIMEOUT_MS", "300", "FT_TIMEOUT_MS"}, /* < 2 x default heartbeat */
       {"FT_HOSTFILE", "", "FT_HOSTFILE"},
       {"FT_TRACE", "", "FT_TRACE"},
@@ -87,6 +92,20 @@ Test(fault, parse_rules, .timeout = 5) {
   cr_assert_eq(s.rule[2].who, FTMW_FAULT_ANY);
   cr_assert_eq(ftmw_fault_parse("", &s, err, sizeof(err)), -1);
   cr_assert_eq(ftmw_fault_parse("a,b,c,d,e,f,g,h,i", &s, err, sizeof(err)), -1);
+}
+
+/* A fault that is not a death (spawn.stall) fires once, at the Nth hit,
+ * in the process its rule names only. */
+Test(fault, fires_at_the_nth_hit_of_its_process, .timeout = 5) {
+  ftmw_fault_arm("spawn.stall:2@m0", 1, 0, 0);
+  cr_assert_eq(ftmw_fault_fires(FTMW_FAULT_SPAWN_STALL), 0);
+  cr_assert_eq(ftmw_fault_fires(FTMW_FAULT_SPAWN_STALL), 1);
+  cr_assert_eq(ftmw_fault_fires(FTMW_FAULT_SPAWN_STALL), 0);
+  cr_assert_eq(ftmw_fault_fires(FTMW_FAULT_RECV_ENTER), 0);
+  ftmw_fault_arm("spawn.stall:1@m0", 1, 1, 0); /* master 1: not named */
+  cr_assert_eq(ftmw_fault_fires(FTMW_FAULT_SPAWN_STALL), 0);
+  ftmw_fault_arm("spawn.stall:1@m0", 0, 0, 0); /* worker 0: not a master */
+  cr_assert_eq(ftmw_fault_fires(FTMW_FAULT_SPAWN_STALL), 0);
 }
 
 Test(error, table_is_complete, .timeout = 5) {

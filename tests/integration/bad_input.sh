@@ -1,8 +1,9 @@
 #!/bin/sh
 # ftmwrun's options and ft_init's environment checks: each bad input fails
 # with a message naming what is wrong, and exits non-zero.
+# Usage: bad_input.sh FTMWRUN FARM MPI
 set -u
-ftmwrun=$1 farm=$2
+ftmwrun=$1 farm=$2 mpi=$3
 fail=0
 expect() { # expect STATUS PATTERN COMMAND...
   want=$1 pat=$2; shift 2
@@ -23,10 +24,18 @@ expect 2 "not found" "$ftmwrun" -w 2 ./no-such-program
 expect 0 "SYNOPSIS" "$ftmwrun" --help
 expect 1 "FT_HEARTBEAT_MS" env FT_HEARTBEAT_MS=abc "$ftmwrun" -w 2 "$farm"
 expect 1 "FT_TIMEOUT_MS" env FT_TIMEOUT_MS=10 FT_HEARTBEAT_MS=100 "$ftmwrun" -w 2 "$farm"
+expect 1 "FT_SPAWN_TIMEOUT_MS" env FT_SPAWN_TIMEOUT_MS=1s "$ftmwrun" -w 2 "$farm"
 expect 1 "FT_FAULT" env FT_FAULT=nowhere "$ftmwrun" -w 2 "$farm"
 expect 1 "FT_NUM_MASTERS" "$ftmwrun" -w 2 -m 9 "$farm"
 printf 'good\nbad host name!\n' > "${TMPDIR:-/tmp}/ftmw-bad-hosts.$$"
 expect 1 "line 2" env FT_HOSTFILE="${TMPDIR:-/tmp}/ftmw-bad-hosts.$$" "$ftmwrun" -w 2 "$farm"
 rm -f "${TMPDIR:-/tmp}/ftmw-bad-hosts.$$"
 expect 2 "Usage" "$ftmwrun" -w 2 "$farm" --tasks zero
+# A spawn timeout shorter than a spawn: the workers' spawn is abandoned
+# three times, ft_init fails saying so, and the job ends (the processes of
+# the abandoned spawns exit on their own).
+if [ "$mpi" = openmpi ]; then
+  expect 1 "spawn of 3 workers did not complete in 118 ms" \
+    env FT_SPAWN_TIMEOUT_MS=100 "$ftmwrun" -w 3 "$farm"
+fi
 exit $fail
