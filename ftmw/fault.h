@@ -31,7 +31,10 @@
                                       hit before each replica's COPY */        \
   XX(SPAWN_STALL, "spawn.stall")   /* master, each ft_restore spawn: the new   \
                                       process stalls before MPI_Init instead   \
-                                      of this one dying (ftmw_fault_fires) */
+                                      of this one dying (ftmw_fault_fires) */  \
+  XX(SETUP, "setup")               /* spawned process, set-up record received \
+                                      (a replica: before it sends its address;\
+                                      not traced: FT_TRACE is not open yet) */
 
 enum ftmw_fault_point {
 #define FTMW_FP_GEN(id, name) FTMW_FAULT_##id,

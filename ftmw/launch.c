@@ -249,6 +249,12 @@ static int wait_joined_locked(ftmw_peer *p, uint64_t deadline) {
 #define SPAWN_STALL_ENV "FTMW_SPAWN_STALL" /* the spawn.stall fault */
 enum { SPAWN_OK = 0, SPAWN_ERROR = -1, SPAWN_ABANDONED = 1 };
 
+/* How long a spawn of n processes may take: FT_SPAWN_TIMEOUT_MS x (1 + n/16). */
+static int spawn_wait_ms(int n) {
+  int64_t t = st.cfg.spawn_timeout_ms;
+  return (int)(t + t * n / 16);
+}
+
 static int thread_multiple;   /* a spawn may run on a helper thread */
 static int spawns_abandoned;  /* a helper thread may still be inside MPI */
 
@@ -378,8 +384,7 @@ static int spawn_call_bounded(spawn_call *c, int wait_ms) {
  * Returns SPAWN_OK, SPAWN_ERROR, or SPAWN_ABANDONED (see above). */
 static int spawn_peers(ftmw_peer **peers, const int *hosts, int n, int role,
                        MPI_Comm *inter_out) {
-  int64_t t = st.cfg.spawn_timeout_ms;
-  int wait_ms = (int)(t + t * n / 16);
+  int wait_ms = spawn_wait_ms(n);
   char env[96];
   snprintf(env, sizeof(env), SPAWN_WAIT_ENV "=%d%s", wait_ms,
            role == FTMW_ROLE_WORKER && ftmw_fault_fires(FTMW_FAULT_SPAWN_STALL)
@@ -440,6 +445,28 @@ static int spawn_peers_retried(ftmw_peer **peers, const int *hosts, int n,
   return rc;
 }
 
+/* MPI_Recv of a set-up message from rank 0 of comm, given up after
+ * wait_ms: MPI_Recv from a process that died first waits for ever. */
+static int recv_bounded(void *buf, int bytes, MPI_Comm comm, int wait_ms) {
+  MPI_Request req;
+  if (MPI_Irecv(buf, bytes, MPI_BYTE, 0, SETUP_TAG, comm, &req) != MPI_SUCCESS)
+    return -1;
+  uint64_t deadline = ftmw_now_ms() + (uint64_t)wait_ms;
+  for (;;) {
+    int done = 0;
+    if (MPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+      return -1;
+    if (done)
+      return 0;
+    if (ftmw_now_ms() >= deadline) {
+      MPI_Cancel(&req);
+      MPI_Request_free(&req);
+      return -1;
+    }
+    uv_sleep(1);
+  }
+}
+
 /* Spawn mode, every master: where each worker runs (placement, then the
  * hosts restores pick), so that a replica that takes over can restore. */
 static int place_workers(void) {
@@ -462,8 +489,17 @@ static int spawn_replicas(void) {
     ftmw_peer *p = &st.masters[k];
     if (spawn_peers_retried(&p, &host, 1, FTMW_ROLE_MASTER, &replica_comm[k]) != 0)
       return -1;
-    if (MPI_Recv(&a, sizeof(a), MPI_BYTE, 0, SETUP_TAG, replica_comm[k],
-                 MPI_STATUS_IGNORE) != MPI_SUCCESS || a.port <= 0) {
+    if (recv_bounded(&a, sizeof(a), replica_comm[k], spawn_wait_ms(1)) != 0) {
+      ftmw_log("master replica %d died starting (no address in %d ms); the job "
+               "goes on without it", k, spawn_wait_ms(1));
+      uv_mutex_lock(&st.lock);
+      p->state = FTMW_PEER_FAILED;
+      st.failure_seen = 1;
+      uv_mutex_unlock(&st.lock);
+      master_port[k] = 0;
+      continue;
+    }
+    if (a.port <= 0) {
       ftmw_log("master replica %d could not start listening", k);
       return -1;
     }
@@ -472,6 +508,8 @@ static int spawn_replicas(void) {
     master_port[k] = a.port;
   }
   for (int k = 1; k <= st.M; k++) {
+    if (st.masters[k].state == FTMW_PEER_FAILED)
+      continue;
     ftmw_setup s;
     fill_setup(&s, FTMW_ROLE_MASTER, k, 0);
     if (MPI_Send(&s, sizeof(s), MPI_BYTE, 0, SETUP_TAG, replica_comm[k]) !=
@@ -501,9 +539,12 @@ static int init_spawned_replica(MPI_Comm parent, ftmw_setup *s) {
   if (MPI_Send(&a, sizeof(a), MPI_BYTE, 0, SETUP_TAG, parent) != MPI_SUCCESS ||
       a.port <= 0)
     return -1;
+  /* Every master's address comes once the primary has spawned all the
+   * replicas; it never comes if the primary dies meanwhile. */
   ftmw_setup all;
-  if (MPI_Recv(&all, sizeof(all), MPI_BYTE, 0, SETUP_TAG, parent,
-               MPI_STATUS_IGNORE) != MPI_SUCCESS || all.magic != SETUP_MAGIC)
+  int wait_ms = st.M * LOCAL_ATTEMPTS * spawn_wait_ms(1) + FTMW_LAUNCH_WAIT_MS;
+  if (recv_bounded(&all, sizeof(all), parent, wait_ms) != 0 ||
+      all.magic != SETUP_MAGIC)
     return -1;
   memcpy(master_ip, all.master_ip, sizeof(master_ip));
   memcpy(master_port, all.master_port, sizeof(master_port));
@@ -787,6 +828,8 @@ int ftmw_launch_init(int *argc, char ***argv) {
       return -1;
     }
     apply_setup(&s);
+    ftmw_fault_arm(st.cfg.fault, st.role == FTMW_ROLE_MASTER, st.id, st.epoch);
+    ftmw_fault_hit(FTMW_FAULT_SETUP);
     if (alloc_peers() != 0)
       return -1;
     if (st.role == FTMW_ROLE_MASTER && init_spawned_replica(parent, &s) != 0) {
