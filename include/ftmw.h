@@ -98,10 +98,11 @@ typedef struct {
 
 /* Starts MPI (unless the application already did; FTMW asks for
  * MPI_THREAD_MULTIPLE, which lets it abandon a spawn that never completes,
- * docs/known-problems.md), then launches or joins the job. Fills *rank (0 in every master) and *workers (W). Returns 1 in a
- * process created at start-up, 0 in a worker started by ft_restore (or a
- * spare activated by it), and -1 on failure, after printing the reason
- * (for example an invalid environment variable, named) on stderr.
+ * docs/known-problems.md), then launches or joins the job. Fills *rank (0
+ * in every master) and *workers (W). Returns 1 in a process created at
+ * start-up, 0 in a worker started by ft_restore (or a spare activated by
+ * it), and -1 on failure, after printing the reason (for example an
+ * invalid environment variable, named) on stderr.
  * Blocks until every worker of the job has connected (master) or until this
  * process has joined (worker). A static-mode spare does not return until
  * ft_restore activates it; if the job ends first it exits with status 0. */

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Runs one job test: a command in its own session, bounded in time, every
-# process it started killed (by process group) when it ends.
+# process it started killed (by process group and session) when it ends.
 # Usage: run_job.sh SECONDS COMMAND [ARGS...]
 limit=$1; shift
 setsid "$@" &
@@ -13,6 +13,7 @@ pid=$!
   wait "$s"
   echo "run_job: timed out after ${limit}s: $*" >&2
   kill -KILL -"$pid" 2>/dev/null
+  pkill -KILL -s "$pid" 2>/dev/null
 ) &
 watchdog=$!
 wait "$pid"
@@ -20,4 +21,6 @@ rc=$?
 kill -TERM "$watchdog" 2>/dev/null
 wait "$watchdog" 2>/dev/null
 kill -KILL -"$pid" 2>/dev/null
+# mpirun puts its children in process groups of their own, in the session.
+pkill -KILL -s "$pid" 2>/dev/null
 exit $rc

@@ -39,11 +39,12 @@ for i in $(seq 1 "$runs"); do
     done
     cp "$trace" "$outdir/hang$i.trace.json"
     kill -KILL -"$job"
+    pkill -KILL -s "$job" # mpirun's children have process groups of their own
   elif ! wait "$job" || ! grep -q -E "$want" "$outdir/out"; then
     fails=$((fails + 1))
     echo "run $i: failed"; cat "$outdir/out"
   fi
-  a=$(grep -c '"event":"spawn_abandoned"' "$trace")
+  a=$(grep -c '"event":"spawn_abandoned"' "$trace" 2>/dev/null); a=${a:-0}
   [ "$a" -eq 0 ] || echo "run $i: $a spawns abandoned and made again"
   abandoned=$((abandoned + a))
 done
