@@ -828,6 +828,7 @@ int ftmw_launch_init(int *argc, char ***argv) {
       return -1;
     }
     apply_setup(&s);
+    /* Armed as soon as the identity is known, for the setup point. */
     ftmw_fault_arm(st.cfg.fault, st.role == FTMW_ROLE_MASTER, st.id, st.epoch);
     ftmw_fault_hit(FTMW_FAULT_SETUP);
     if (alloc_peers() != 0)
@@ -854,7 +855,8 @@ int ftmw_launch_init(int *argc, char ***argv) {
   if (rc < 0)
     return -1;
   ftmw_trace_open(st.cfg.trace);
-  if (st.role != FTMW_ROLE_SPARE) /* a spare is armed when activated */
+  /* A spawned process is armed already; a spare is armed when activated. */
+  if (parent == MPI_COMM_NULL && st.role != FTMW_ROLE_SPARE)
     ftmw_fault_arm(st.cfg.fault, st.role == FTMW_ROLE_MASTER, st.id, st.epoch);
   st.restored = rc == 0;
   if (st.role == FTMW_ROLE_MASTER) {
