@@ -18,14 +18,14 @@
 
 #define FTMW_FAULT_POINTS(XX)                                                  \
   XX(RECV_ENTER, "recv.enter")     /* ft_recv called, nothing received */      \
-  XX(RECV_ACK, "recv.ack")         /* I/O thread: DATA queued, before ACK */   \
+  XX(RECV_ACK, "recv.ack")         /* DATA queued, before its ACK */           \
   XX(RECV_EXIT, "recv.exit")       /* ft_recv returns data: computing next */  \
   XX(SEND_ENTER, "send.enter")     /* ft_send called, nothing sent */          \
   XX(SEND_WRITTEN, "send.written") /* DATA written, ACK not yet seen */        \
   XX(SEND_EXIT, "send.exit")       /* ft_send acknowledged, returning */       \
   XX(INIT, "init")                 /* ft_init, before connecting */            \
   XX(FINALIZE, "finalize")         /* ft_finalize entered */                 \
-  XX(RECV_ACKED, "recv.acked")     /* worker I/O thread: ACKed the primary's  \
+  XX(RECV_ACKED, "recv.acked")     /* worker: ACKed the primary's             \
                                       DATA; hit before each replica's ACKED */ \
   XX(SEND_COPY, "send.copy")       /* worker: the primary ACKed its DATA;     \
                                       hit before each replica's COPY */        \

@@ -1,16 +1,17 @@
 /* Internal umbrella header: every module of the library includes this.
  *
- * Data path: ft_send (api.c) builds a frame on the caller's stack and hands
- * it to the I/O thread (transport.c) through st.submit + uv_async_send; the
- * I/O thread writes it and, when the peer's ACK arrives, wakes the caller
- * through st.cond. Inbound frames are reassembled by wire.c, DATA is queued
- * by transport.c into the peer's inbox (queue.c matches it), and ft_recv
- * takes it from there.
+ * Data path: ft_send (api.c) builds a frame on the caller's stack, queues
+ * it on st.submit and waits (transport.c): waiting, it runs the process's
+ * libuv loop itself, which writes the frame and reads the peer's ACK.
+ * Inbound frames are reassembled by wire.c, DATA is queued by transport.c
+ * into the peer's inbox (queue.c matches it), and ft_recv takes it from
+ * there. While no call waits, the I/O thread runs the loop.
  *
  * Locking: one mutex, st.lock, guards everything both threads touch (peer
  * states, inboxes, op flags, the submission queue); st.cond is signalled
  * whenever any of it changes. The libuv loop and the connections belong to
- * the I/O thread alone. Nothing calls user code. */
+ * whichever thread runs the loop (transport.c: one at a time). Nothing
+ * calls user code. */
 #ifndef FTMW_IMPL_H
 #define FTMW_IMPL_H
 
@@ -71,7 +72,7 @@ enum ftmw_op_kind {
   FTMW_OP_STOP       /* close everything and end the loop */
 };
 
-/* Work handed from the application thread to the I/O thread. It lives on
+/* Work handed from the application thread to the loop. It lives on
  * the caller's stack: the caller waits until op->done, and for DATA until
  * op->acked or op->failed, before returning. */
 typedef struct ftmw_op {
@@ -88,7 +89,7 @@ typedef struct ftmw_op {
   uv_write_t req;
   struct sockaddr_storage addr;
   /* Under st.lock: */
-  int done;   /* written (or given up); the I/O thread no longer uses op */
+  int done;   /* written (or given up); the loop no longer uses op */
   int acked;  /* the peer acknowledged */
   int failed; /* the peer failed first */
 } ftmw_op;
@@ -136,7 +137,7 @@ typedef struct ftmw_peer {
     int tag;
   } post;
   ftmw_mslog log; /* masters: the ms_* calls to this worker */
-  /* I/O thread only: */
+  /* The loop's owner only: */
   struct ftmw_conn *conn;
   ftmw_qnode unacked; /* ftmw_op.node, oldest first */
 } ftmw_peer;
@@ -177,7 +178,7 @@ struct ftmw_state {
   uint64_t rx_seq;        /* worker: the last master DATA seq queued */
   uint64_t tx_seq;        /* worker: the last DATA seq it sent */
 
-  /* I/O thread: */
+  /* The transport (the loop's owner, see transport.c): */
   uv_loop_t loop;
   uv_thread_t thread;
   uv_async_t async;

@@ -1,7 +1,7 @@
 /* Master replicas (SPEC section 6): the lock-step protocol's pieces that
  * the data path (api.c) calls, and failover (see docs/replicas.md). Every
  * function is called with st.lock held, from the application thread,
- * except ftmw_rep_decision_arrived (the I/O thread). */
+ * except ftmw_rep_decision_arrived (the loop). */
 #ifndef FTMW_REPLICA_H
 #define FTMW_REPLICA_H
 
@@ -89,7 +89,7 @@ int ftmw_rep_follow_restore(struct ftmw_peer *p, uint64_t v);
  * takes over answers 1 at the same call and writes that output. */
 int ftmw_rep_primary_call(void);
 
-/* Replica: a DECIDE frame arrived (I/O thread, st.lock held). Returns 0
+/* Replica: a DECIDE frame arrived (the loop, st.lock held). Returns 0
  * (queued), 1 (a decision it has: a new primary's resend), or -1 if its
  * number does not follow the last one (protocol error). */
 int ftmw_rep_decision_arrived(const struct ftmw_decision *d);

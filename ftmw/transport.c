@@ -1,8 +1,10 @@
-/* The I/O thread (see transport.h). Everything here runs on that thread
- * except ftmw_transport_start/submit/stop and the wait helpers. */
+/* The transport (see transport.h). Everything here runs on the thread that
+ * owns the loop (see lp below), except ftmw_transport_start/submit/stop,
+ * the wait helpers and io_thread's hand-over. */
 #include "ftmw_impl.h"
 
 #include <arpa/inet.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -11,6 +13,9 @@
 #include <unistd.h>
 
 #define STAGE_SIZE (32 * 1024)
+/* How long the I/O thread leaves the loop to the application after a call,
+ * in case it calls again at once (see io_thread). */
+#define LINGER_NS (1000 * 1000)
 #define DIRECT_MIN 4096
 
 typedef struct ftmw_conn {
@@ -40,25 +45,163 @@ typedef struct {
 
 static void conn_close(ftmw_conn *c);
 
-/* --- waking the application thread ------------------------------------ */
+/* --- who runs the loop -------------------------------------------------- */
+
+/* The loop has one owner at a time, the holder of lp.owner. A call that
+ * waits (ftmw_wait_locked, ftmw_op_wait_locked) runs the loop itself: it
+ * writes its own frames and reads the answers on its own thread, so a
+ * round trip costs the socket wake-ups alone, as raw TCP does. The I/O
+ * thread runs the loop only while no call waits: it sleeps in poll() on
+ * the loop's backend fd, without owning the loop, takes the loop for one
+ * non-blocking pass when something is ready, and parks while a call is
+ * inside. Every callback below therefore runs on one thread at a time,
+ * the caller's or the I/O thread's. */
+static struct {
+  uv_mutex_t owner;
+  uv_cond_t io_wake; /* the parked I/O thread (with st.lock) */
+  uv_timer_t wait_timer; /* a timed wait's limit */
+  int wait_expired;
+  int kick; /* the owner started a watcher or a close (see loop_leave) */
+  /* Under st.lock: */
+  int shared;        /* the I/O thread runs: waits run the loop */
+  int inside;        /* calls waiting in the loop */
+  int io_state;      /* IO_* */
+  int pass_now;      /* the I/O thread must make a pass at once */
+  uint64_t wakes;    /* changes a waiter may be waiting for */
+  uint64_t left_at;  /* when the last call left */
+} lp;
+
+/* Something a waiting call may wait for has changed (st.lock held). */
+static void wake_locked(void) {
+  lp.wakes++;
+  uv_cond_broadcast(&st.cond);
+}
+
+/* The owner started a watcher, a write or a close, which libuv takes into
+ * its epoll set or finishes only at the loop's next pass: whoever owns the
+ * loop next must make that pass soon. */
+static void watchers_changed(void) { lp.kick = 1; }
+
+static void wait_timer_cb(uv_timer_t *t) {
+  (void)t;
+  lp.wait_expired = 1;
+}
+
+/* Takes the loop in a calling thread. A write to a dead peer must fail
+ * with EPIPE there too, without a SIGPIPE reaching the application: the
+ * signal is blocked while the call owns the loop, and one that the loop's
+ * writes raised is taken back before it is unblocked. */
+static void loop_enter(sigset_t *old) {
+  sigset_t pipe_only;
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  uv_mutex_lock(&lp.owner);
+  pthread_sigmask(SIG_BLOCK, &pipe_only, old);
+}
+
+static int loop_leave(const sigset_t *old) {
+  int kick = lp.kick || uv_backend_timeout(&st.loop) == 0;
+  lp.kick = 0;
+  if (!sigismember(old, SIGPIPE)) {
+    sigset_t pending, pipe_only;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    if (sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE)) {
+      struct timespec now = {0, 0};
+      sigtimedwait(&pipe_only, NULL, &now);
+    }
+    pthread_sigmask(SIG_SETMASK, old, NULL);
+  }
+  uv_mutex_unlock(&lp.owner);
+  return kick;
+}
+
+static void run_submitted(void);
+
+enum { IO_RUNNING, IO_PARKED, IO_LINGERING };
+
+/* The last waiting call is out of the loop (st.lock held): the I/O thread
+ * takes it back. A parked thread is woken; one lingering after the last
+ * call, or polling, is hurried only when the call left work for the
+ * loop's next pass (kick, see loop_leave). */
+static void io_resume_locked(int kick) {
+  if (kick)
+    lp.pass_now = 1;
+  if (lp.io_state == IO_PARKED || (lp.io_state == IO_LINGERING && kick))
+    uv_cond_signal(&lp.io_wake);
+  else if (lp.io_state == IO_RUNNING && kick)
+    uv_async_send(&st.async);
+}
+
+/* Whether something changed since *seen (lp.wakes), for ftmw_wait_locked. */
+static int woken(const void *seen) {
+  return lp.wakes != *(const uint64_t *)seen;
+}
+
+/* Whether op is settled, for ftmw_op_wait_locked. */
+static int settled(const void *arg) {
+  const ftmw_op *op = arg;
+  return op->done && (!op->want_ack || op->acked || op->failed);
+}
+
+/* Waits until done(arg), checked under st.lock, or for at most ms (ms < 0:
+ * no limit), running the loop in the calling thread meanwhile; st.lock is
+ * held on entry and on return, released in between. Returns -1 when the
+ * time ran out first. Before the I/O thread starts and after it stops, it
+ * waits on st.cond instead. */
+static int loop_wait_locked(int (*done)(const void *), const void *arg,
+                            int64_t ms) {
+  uint64_t deadline = ms >= 0 ? uv_hrtime() + (uint64_t)ms * 1000000u : 0;
+  if (!lp.shared) {
+    while (!done(arg)) {
+      uint64_t now = uv_hrtime();
+      if (ms < 0)
+        uv_cond_wait(&st.cond, &st.lock);
+      else if (now >= deadline ||
+               uv_cond_timedwait(&st.cond, &st.lock, deadline - now) != 0)
+        return done(arg) ? 0 : -1;
+    }
+    return 0;
+  }
+  lp.inside++;
+  uv_mutex_unlock(&st.lock);
+  sigset_t old;
+  loop_enter(&old);
+  run_submitted();
+  lp.wait_expired = 0;
+  if (ms >= 0) {
+    uv_update_time(&st.loop); /* the timer counts from the loop's clock */
+    uv_timer_start(&lp.wait_timer, wait_timer_cb, (uint64_t)ms, 0);
+  }
+  uv_mutex_lock(&st.lock);
+  while (!done(arg) && !lp.wait_expired) {
+    uv_mutex_unlock(&st.lock);
+    uv_run(&st.loop, UV_RUN_ONCE);
+    uv_mutex_lock(&st.lock);
+  }
+  int rc = done(arg) ? 0 : -1;
+  uv_mutex_unlock(&st.lock);
+  if (ms >= 0)
+    uv_timer_stop(&lp.wait_timer);
+  int kick = loop_leave(&old);
+  uv_mutex_lock(&st.lock);
+  lp.left_at = uv_hrtime();
+  if (--lp.inside == 0)
+    io_resume_locked(kick);
+  return rc;
+}
 
 int ftmw_wait_locked(int64_t ms) {
   /* A primary answers its replicas while it waits; answering waits for
    * writes, and a wake-up meant for the caller may have come meanwhile. */
   if (ftmw_rep_serve() > 0)
     return 0;
-  if (ms < 0) {
-    uv_cond_wait(&st.cond, &st.lock);
-    return 0;
-  }
-  return uv_cond_timedwait(&st.cond, &st.lock, (uint64_t)ms * 1000000u) == 0
-             ? 0
-             : -1;
+  uint64_t seen = lp.wakes;
+  return loop_wait_locked(woken, &seen, ms);
 }
 
 int ftmw_op_wait_locked(ftmw_op *op) {
-  while (!op->done || (op->want_ack && !op->acked && !op->failed))
-    uv_cond_wait(&st.cond, &st.lock);
+  loop_wait_locked(settled, op, -1);
   return op->failed ? FT_ERR_PEER_FAILED : FT_SUCCESS;
 }
 
@@ -92,6 +235,7 @@ static void write_small(ftmw_conn *c, const uint8_t *buf, size_t len) {
   memcpy(w->buf, buf + n, w->len);
   w->req.data = w;
   b = uv_buf_init((char *)w->buf, (unsigned)w->len);
+  watchers_changed();
   if (uv_write(&w->req, (uv_stream_t *)&c->tcp, &b, 1, ctrl_write_cb) != 0)
     free(w);
 }
@@ -119,7 +263,7 @@ static void op_finish(ftmw_op *op, int failed) {
   op->done = 1;
   if (failed)
     op->failed = 1;
-  uv_cond_signal(&st.cond);
+  wake_locked();
   uv_mutex_unlock(&st.lock);
 }
 
@@ -162,6 +306,7 @@ static void do_frame(ftmw_op *op) {
     op->bufs[i].base += skip;
     op->bufs[i].len -= skip;
     op->req.data = op;
+    watchers_changed();
     if (uv_write(&op->req, (uv_stream_t *)&c->tcp, op->bufs + i, op->nbufs - i,
                  op_write_cb) != 0) {
       ftmw_q_remove(&op->node);
@@ -242,7 +387,7 @@ static void peer_down(ftmw_peer *p, int done, const char *why) {
   int orphan = st.role == FTMW_ROLE_WORKER || st.role == FTMW_ROLE_SPARE
                    ? all_masters_gone()
                    : 0;
-  uv_cond_broadcast(&st.cond);
+  wake_locked();
   uv_mutex_unlock(&st.lock);
   if (c) {
     c->peer = NULL;
@@ -305,7 +450,7 @@ static void adopt(ftmw_conn *c, ftmw_peer *w, uint32_t e, int from_spare,
   w->from_spare = from_spare;
   w->os_pid = pid;
   snprintf(w->host, sizeof(w->host), "%s", host);
-  uv_cond_broadcast(&st.cond);
+  wake_locked();
   uv_mutex_unlock(&st.lock);
   ftmw_trace("adopted", "\"peer\":%d,\"peer_epoch\":%u,\"spare\":%d,"
              "\"dropped\":%d", w->id, e, from_spare - 1, dropped);
@@ -365,7 +510,7 @@ static int on_hello(ftmw_conn *c, const uint8_t *payload) {
     p->state = FTMW_PEER_ALIVE;
     p->os_pid = (int)m.pid;
     memcpy(p->host, m.host, sizeof(p->host));
-    uv_cond_broadcast(&st.cond);
+    wake_locked();
   }
   uv_mutex_unlock(&st.lock);
   if (!ok) {
@@ -386,7 +531,7 @@ static void on_activate(ftmw_conn *c, const ftmw_hdr *h) {
   st.id = h->tag;
   st.epoch = (uint32_t)h->seq;
   st.activated = 1;
-  uv_cond_broadcast(&st.cond);
+  wake_locked();
   uv_mutex_unlock(&st.lock);
   /* Every other master learns it too, before anything this worker sends
    * it: replicas adopt the connection as the new incarnation. */
@@ -427,7 +572,7 @@ static void queue_msg(ftmw_peer *p, ftmw_msg *m) {
   int fresh = fresh_locked(from_master ? NULL : p, m->seq);
   if (fresh) {
     ftmw_match_push(&st.arrivals, from_master ? &st.masters[0] : p, m);
-    uv_cond_signal(&st.cond);
+    wake_locked();
   }
   uv_mutex_unlock(&st.lock);
   if (!fresh) {
@@ -519,7 +664,7 @@ static int on_decide(ftmw_conn *c, const ftmw_hdr *h, void *payload) {
       d.rank <= st.W) {
     uv_mutex_lock(&st.lock);
     rc = ftmw_rep_decision_arrived(&d);
-    uv_cond_broadcast(&st.cond);
+    wake_locked();
     uv_mutex_unlock(&st.lock);
   }
   if (rc < 0) {
@@ -584,7 +729,7 @@ static int on_replica_frame(ftmw_peer *p, const ftmw_hdr *h) {
     }
     break;
   }
-  uv_cond_broadcast(&st.cond);
+  wake_locked();
   uv_mutex_unlock(&st.lock);
   if (!ok)
     peer_down(p, 0, "protocol error: unexpected replica frame");
@@ -668,7 +813,7 @@ static int on_frame(void *ctx, const ftmw_hdr *h, void *payload) {
     ftmw_q_remove(&op->node);
     uv_mutex_lock(&st.lock);
     op->acked = 1;
-    uv_cond_signal(&st.cond);
+    wake_locked();
     uv_mutex_unlock(&st.lock);
     return 0;
   }
@@ -678,7 +823,7 @@ static int on_frame(void *ctx, const ftmw_hdr *h, void *payload) {
     p->welcomed = 1;
     if (p->state == FTMW_PEER_LAUNCHING)
       p->state = FTMW_PEER_ALIVE;
-    uv_cond_broadcast(&st.cond);
+    wake_locked();
     uv_mutex_unlock(&st.lock);
     return 0;
   case FTMW_FRAME_FIN:
@@ -690,7 +835,7 @@ static int on_frame(void *ctx, const ftmw_hdr *h, void *payload) {
       p->bye = 1;
       p->bye_clean = (h->flags & FTMW_FLAG_CLEAN) != 0;
     }
-    uv_cond_broadcast(&st.cond);
+    wake_locked();
     uv_mutex_unlock(&st.lock);
     return 0;
   case FTMW_FRAME_ACTIVATE:
@@ -783,6 +928,7 @@ static void conn_close(ftmw_conn *c) {
     c->peer->conn = NULL;
     c->peer = NULL;
   }
+  watchers_changed();
   uv_close((uv_handle_t *)&c->tcp, conn_close_cb);
 }
 
@@ -816,6 +962,7 @@ static void conn_ready(ftmw_conn *c) {
     uv_ip4_name(in, ip, sizeof(ip));
     snprintf(c->addr, sizeof(c->addr), "%s:%d", ip, ntohs(in->sin_port));
   }
+  watchers_changed();
   uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb);
 }
 
@@ -869,6 +1016,7 @@ static void do_connect(ftmw_op *op) {
   if (c) {
     c->connect_req.data = c;
     c->connecting = 1;
+    watchers_changed();
     rc = uv_tcp_connect(&c->connect_req, &c->tcp,
                         (const struct sockaddr *)&op->addr, on_connect);
   }
@@ -918,11 +1066,13 @@ static void stop_all(void) {
   if (st.listening)
     uv_close((uv_handle_t *)&st.listener, NULL);
   uv_close((uv_handle_t *)&st.tick, NULL);
+  uv_close((uv_handle_t *)&lp.wait_timer, NULL);
   uv_close((uv_handle_t *)&st.async, NULL);
 }
 
-static void async_cb(uv_async_t *a) {
-  (void)a;
+/* Carries out the ops submitted so far, in order: run by a waiting call
+ * when it takes the loop, and by the I/O thread at each pass (a STOP). */
+static void run_submitted(void) {
   ftmw_qnode work;
   uv_mutex_lock(&st.lock);
   ftmw_q_move(&st.submit, &work);
@@ -940,6 +1090,11 @@ static void async_cb(uv_async_t *a) {
       return;
     }
   }
+}
+
+static void async_cb(uv_async_t *a) {
+  (void)a;
+  run_submitted();
 }
 
 /* Heartbeats, silence timeouts, handshake deadlines, orphan exit. */
@@ -974,9 +1129,57 @@ static void tick_cb(uv_timer_t *t) {
   }
 }
 
+/* The I/O thread: the loop's owner while no call waits (see lp). */
 static void io_thread(void *arg) {
   (void)arg;
-  uv_run(&st.loop, UV_RUN_DEFAULT);
+  int timeout = 0;
+  for (;;) {
+    uv_mutex_lock(&st.lock);
+    int parked = 0;
+    for (;;) {
+      if (lp.inside > 0) {
+        lp.io_state = IO_PARKED;
+        parked = 1;
+        uv_cond_wait(&lp.io_wake, &st.lock);
+        continue;
+      }
+      /* The application often calls again at once (a master answering
+       * its workers): lingering a little saves a hand-over each time. */
+      uint64_t since = uv_hrtime() - lp.left_at;
+      if (!parked || lp.pass_now || since >= LINGER_NS)
+        break;
+      lp.io_state = IO_LINGERING;
+      uv_cond_timedwait(&lp.io_wake, &st.lock, LINGER_NS - since);
+    }
+    lp.io_state = IO_RUNNING;
+    lp.pass_now = 0;
+    uv_mutex_unlock(&st.lock);
+    if (!parked && timeout != 0) {
+      struct pollfd pfd = {.fd = uv_backend_fd(&st.loop), .events = POLLIN};
+      poll(&pfd, 1, timeout);
+    }
+    /* A call that came in meanwhile runs the loop itself: this thread
+     * parks, and makes a pass once the call is out. */
+    timeout = 0;
+    if (uv_mutex_trylock(&lp.owner) != 0)
+      continue;
+    uv_mutex_lock(&st.lock);
+    int inside = lp.inside;
+    uv_mutex_unlock(&st.lock);
+    if (inside > 0) {
+      uv_mutex_unlock(&lp.owner);
+      continue;
+    }
+    run_submitted();
+    int alive = uv_run(&st.loop, UV_RUN_NOWAIT);
+    /* Watchers its callbacks started enter the epoll set at the next
+     * pass, which must come before this thread sleeps on that set. */
+    timeout = lp.kick ? 0 : uv_backend_timeout(&st.loop);
+    lp.kick = 0;
+    uv_mutex_unlock(&lp.owner);
+    if (!alive)
+      break;
+  }
 }
 
 int ftmw_transport_start(int listen) {
@@ -987,6 +1190,9 @@ int ftmw_transport_start(int listen) {
   uv_timer_init(&st.loop, &st.tick);
   uv_timer_start(&st.tick, tick_cb, (uint64_t)st.cfg.heartbeat_ms,
                  (uint64_t)st.cfg.heartbeat_ms);
+  uv_timer_init(&st.loop, &lp.wait_timer);
+  if (uv_mutex_init(&lp.owner) != 0 || uv_cond_init(&lp.io_wake) != 0)
+    return FT_ERR_INTERNAL;
   if (listen) {
     struct sockaddr_in addr;
     int rc = uv_ip4_addr(st.listen_ip, 0, &addr);
@@ -1017,8 +1223,16 @@ int ftmw_transport_start(int listen) {
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
+  uv_mutex_lock(&st.lock);
+  lp.shared = 1;
+  uv_mutex_unlock(&st.lock);
   int rc = uv_thread_create(&st.thread, io_thread, NULL);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (rc != 0) {
+    uv_mutex_lock(&st.lock);
+    lp.shared = 0;
+    uv_mutex_unlock(&st.lock);
+  }
   return rc == 0 ? FT_SUCCESS : FT_ERR_INTERNAL;
 }
 
@@ -1029,14 +1243,21 @@ void ftmw_transport_submit(ftmw_op *op, int lock_held) {
   ftmw_q_insert_tail(&st.submit, &op->node);
   if (!lock_held)
     uv_mutex_unlock(&st.lock);
-  uv_async_send(&st.async);
 }
 
 void ftmw_transport_stop(void) {
   ftmw_op op = {.kind = FTMW_OP_STOP};
   ftmw_transport_submit(&op, 0);
+  uv_mutex_lock(&st.lock);
+  io_resume_locked(1); /* the I/O thread carries it out, at once */
+  uv_mutex_unlock(&st.lock);
   uv_thread_join(&st.thread);
+  uv_mutex_lock(&st.lock);
+  lp.shared = 0;
+  uv_mutex_unlock(&st.lock);
   uv_loop_close(&st.loop);
+  uv_cond_destroy(&lp.io_wake);
+  uv_mutex_destroy(&lp.owner);
 }
 
 void ftmw_op_frame(ftmw_op *op, ftmw_peer *p, int type, int tag,

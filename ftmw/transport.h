@@ -1,8 +1,10 @@
-/* The I/O thread: one libuv loop per process that owns every socket. It
+/* The transport: one libuv loop per process that owns every socket. It
  * accepts and authenticates connections, reads frames, answers ACKs and
  * heartbeats, queues inbound data, detects failures (EOF, reset, silence
- * past FT_TIMEOUT_MS) and fences failed peers. The application thread
- * talks to it only through ftmw_transport_submit. */
+ * past FT_TIMEOUT_MS) and fences failed peers. A call that waits runs the
+ * loop on its own thread; the I/O thread runs it the rest of the time. The
+ * application hands it work through ftmw_transport_submit, carried out at
+ * the caller's next wait. */
 #ifndef FTMW_TRANSPORT_H
 #define FTMW_TRANSPORT_H
 
@@ -11,9 +13,10 @@
  * Returns FT_SUCCESS or an FT_ERR_* code after logging why. */
 int ftmw_transport_start(int listen);
 
-/* Hands op to the I/O thread. Never blocks on I/O. The caller keeps op
- * alive until op->done (read under st.lock). lock_held says whether the
- * caller already holds st.lock. */
+/* Queues op for the loop; the caller's ftmw_op_wait_locked on it carries
+ * it out. The caller keeps op alive until
+ * op->done (read under st.lock). lock_held says whether the caller already
+ * holds st.lock. */
 void ftmw_transport_submit(ftmw_op *op, int lock_held);
 
 /* Closes every connection and joins the thread. Application thread. */
@@ -25,12 +28,13 @@ void ftmw_transport_stop(void);
 void ftmw_op_frame(ftmw_op *op, ftmw_peer *p, int type, int tag,
                    unsigned flags, const void *data, size_t len);
 
-/* Blocks (st.lock held) until op->done and, for ACKed frames, until the
- * ACK or the peer's failure. Returns 0 when acknowledged/written, else
+/* Blocks (st.lock held, released meanwhile) until op->done and, for ACKed
+ * frames, until the ACK or the peer's failure, running the loop. Returns 0 when acknowledged/written, else
  * FT_ERR_PEER_FAILED. */
 int ftmw_op_wait_locked(ftmw_op *op);
 
-/* Blocks on st.cond (st.lock held) for at most ms (or forever if ms < 0).
+/* Runs the loop (st.lock held, released meanwhile) until anything changes
+ * that a caller may wait for, or for at most ms (or forever if ms < 0).
  * Returns 0 on wake-up, -1 on timeout. */
 int ftmw_wait_locked(int64_t ms);
 
