@@ -61,7 +61,9 @@ static struct {
   uv_cond_t io_wake; /* the parked I/O thread (with st.lock) */
   uv_timer_t wait_timer; /* a timed wait's limit */
   int wait_expired;
-  int kick; /* the owner started a watcher or a close (see loop_leave) */
+  int kick;   /* the owner started a watcher this pass (see io_thread) */
+  int new_fd; /* ...on a new connection (see loop_leave) */
+  int writes; /* uv_write requests not yet called back */
   /* Under st.lock: */
   int shared;        /* the I/O thread runs: waits run the loop */
   int inside;        /* calls waiting in the loop */
@@ -77,10 +79,13 @@ static void wake_locked(void) {
   uv_cond_broadcast(&st.cond);
 }
 
-/* The owner started a watcher, a write or a close, which libuv takes into
- * its epoll set or finishes only at the loop's next pass: whoever owns the
- * loop next must make that pass soon. */
-static void watchers_changed(void) { lp.kick = 1; }
+/* The owner started a watcher (new_fd: on a new connection), which
+ * libuv takes into its epoll set only at the loop's next pass: whoever
+ * owns the loop next must make that pass before sleeping on the set. */
+static void watchers_changed(int new_fd) {
+  lp.kick = 1;
+  lp.new_fd |= new_fd;
+}
 
 static void wait_timer_cb(uv_timer_t *t) {
   (void)t;
@@ -100,8 +105,10 @@ static void loop_enter(sigset_t *old) {
 }
 
 static int loop_leave(const sigset_t *old) {
-  int kick = lp.kick || uv_backend_timeout(&st.loop) == 0;
-  lp.kick = 0;
+  /* What the I/O thread must not leave for later: reading a connection
+   * just opened, and writing what the sockets did not take yet. */
+  int kick = lp.new_fd || lp.writes > 0;
+  lp.kick = lp.new_fd = 0;
   if (!sigismember(old, SIGPIPE)) {
     sigset_t pending, pipe_only;
     sigemptyset(&pipe_only);
@@ -207,8 +214,21 @@ int ftmw_op_wait_locked(ftmw_op *op) {
 
 /* --- writing ------------------------------------------------------------ */
 
+/* uv_write, counted in lp.writes until called back (write_done). */
+static int queue_write(ftmw_conn *c, uv_write_t *req, const uv_buf_t *bufs,
+                       unsigned n, uv_write_cb cb) {
+  watchers_changed(0);
+  int rc = uv_write(req, (uv_stream_t *)&c->tcp, bufs, n, cb);
+  if (rc == 0)
+    lp.writes++;
+  return rc;
+}
+
+static void write_done(void) { lp.writes--; }
+
 static void ctrl_write_cb(uv_write_t *req, int status) {
   (void)status;
+  write_done();
   free(req->data);
 }
 
@@ -235,8 +255,7 @@ static void write_small(ftmw_conn *c, const uint8_t *buf, size_t len) {
   memcpy(w->buf, buf + n, w->len);
   w->req.data = w;
   b = uv_buf_init((char *)w->buf, (unsigned)w->len);
-  watchers_changed();
-  if (uv_write(&w->req, (uv_stream_t *)&c->tcp, &b, 1, ctrl_write_cb) != 0)
+  if (queue_write(c, &w->req, &b, 1, ctrl_write_cb) != 0)
     free(w);
 }
 
@@ -272,6 +291,7 @@ static void op_finish(ftmw_op *op, int failed) {
  * the list must not point into it. */
 static void op_write_cb(uv_write_t *req, int status) {
   ftmw_op *op = req->data;
+  write_done();
   if (status < 0)
     ftmw_q_remove(&op->node);
   op_finish(op, status < 0);
@@ -306,9 +326,8 @@ static void do_frame(ftmw_op *op) {
     op->bufs[i].base += skip;
     op->bufs[i].len -= skip;
     op->req.data = op;
-    watchers_changed();
-    if (uv_write(&op->req, (uv_stream_t *)&c->tcp, op->bufs + i, op->nbufs - i,
-                 op_write_cb) != 0) {
+    if (queue_write(c, &op->req, op->bufs + i, op->nbufs - i, op_write_cb) !=
+        0) {
       ftmw_q_remove(&op->node);
       op_finish(op, 1);
     }
@@ -928,7 +947,6 @@ static void conn_close(ftmw_conn *c) {
     c->peer->conn = NULL;
     c->peer = NULL;
   }
-  watchers_changed();
   uv_close((uv_handle_t *)&c->tcp, conn_close_cb);
 }
 
@@ -962,7 +980,7 @@ static void conn_ready(ftmw_conn *c) {
     uv_ip4_name(in, ip, sizeof(ip));
     snprintf(c->addr, sizeof(c->addr), "%s:%d", ip, ntohs(in->sin_port));
   }
-  watchers_changed();
+  watchers_changed(1);
   uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb);
 }
 
@@ -1016,7 +1034,7 @@ static void do_connect(ftmw_op *op) {
   if (c) {
     c->connect_req.data = c;
     c->connecting = 1;
-    watchers_changed();
+    watchers_changed(1);
     rc = uv_tcp_connect(&c->connect_req, &c->tcp,
                         (const struct sockaddr *)&op->addr, on_connect);
   }
@@ -1175,7 +1193,7 @@ static void io_thread(void *arg) {
     /* Watchers its callbacks started enter the epoll set at the next
      * pass, which must come before this thread sleeps on that set. */
     timeout = lp.kick ? 0 : uv_backend_timeout(&st.loop);
-    lp.kick = 0;
+    lp.kick = lp.new_fd = 0;
     uv_mutex_unlock(&lp.owner);
     if (!alive)
       break;
