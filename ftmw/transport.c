@@ -4,12 +4,14 @@
 #include "ftmw_impl.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #define STAGE_SIZE (32 * 1024)
@@ -92,33 +94,54 @@ static void wait_timer_cb(uv_timer_t *t) {
   lp.wait_expired = 1;
 }
 
-/* Takes the loop in a calling thread. A write to a dead peer must fail
- * with EPIPE there too, without a SIGPIPE reaching the application: the
- * signal is blocked while the call owns the loop, and one that the loop's
- * writes raised is taken back before it is unblocked. */
-static void loop_enter(sigset_t *old) {
+/* A write to a dead peer must fail with EPIPE on an application thread
+ * too, without a SIGPIPE reaching the application. FTMW's own writes say
+ * MSG_NOSIGNAL (try_send); libuv's, of what a socket did not take at once
+ * (lp.writes), cannot, so SIGPIPE is blocked on a calling thread while it
+ * owns the loop with such writes queued, and one that they raised is taken
+ * back before it is unblocked. The I/O thread has every signal blocked. */
+static __thread struct {
+  int on;
+  sigset_t old;
+} pipe_guard;
+
+static void guard_sigpipe(void) {
+  if (pipe_guard.on)
+    return;
   sigset_t pipe_only;
   sigemptyset(&pipe_only);
   sigaddset(&pipe_only, SIGPIPE);
-  uv_mutex_lock(&lp.owner);
-  pthread_sigmask(SIG_BLOCK, &pipe_only, old);
+  pthread_sigmask(SIG_BLOCK, &pipe_only, &pipe_guard.old);
+  pipe_guard.on = 1;
 }
 
-static int loop_leave(const sigset_t *old) {
+static void unguard_sigpipe(void) {
+  if (!pipe_guard.on || sigismember(&pipe_guard.old, SIGPIPE))
+    return; /* not guarded, or blocked already before (the I/O thread) */
+  sigset_t pending, pipe_only;
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  if (sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE)) {
+    struct timespec now = {0, 0};
+    sigtimedwait(&pipe_only, NULL, &now);
+  }
+  pthread_sigmask(SIG_SETMASK, &pipe_guard.old, NULL);
+  pipe_guard.on = 0;
+}
+
+/* Takes the loop in a calling thread. */
+static void loop_enter(void) {
+  uv_mutex_lock(&lp.owner);
+  if (lp.writes > 0)
+    guard_sigpipe();
+}
+
+static int loop_leave(void) {
   /* What the I/O thread must not leave for later: reading a connection
    * just opened, and writing what the sockets did not take yet. */
   int kick = lp.new_fd || lp.writes > 0;
   lp.kick = lp.new_fd = 0;
-  if (!sigismember(old, SIGPIPE)) {
-    sigset_t pending, pipe_only;
-    sigemptyset(&pipe_only);
-    sigaddset(&pipe_only, SIGPIPE);
-    if (sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE)) {
-      struct timespec now = {0, 0};
-      sigtimedwait(&pipe_only, NULL, &now);
-    }
-    pthread_sigmask(SIG_SETMASK, old, NULL);
-  }
+  unguard_sigpipe();
   uv_mutex_unlock(&lp.owner);
   return kick;
 }
@@ -172,8 +195,7 @@ static int loop_wait_locked(int (*done)(const void *), const void *arg,
   }
   lp.inside++;
   uv_mutex_unlock(&st.lock);
-  sigset_t old;
-  loop_enter(&old);
+  loop_enter();
   run_submitted();
   lp.wait_expired = 0;
   if (ms >= 0) {
@@ -190,7 +212,7 @@ static int loop_wait_locked(int (*done)(const void *), const void *arg,
   uv_mutex_unlock(&st.lock);
   if (ms >= 0)
     uv_timer_stop(&lp.wait_timer);
-  int kick = loop_leave(&old);
+  int kick = loop_leave();
   uv_mutex_lock(&st.lock);
   lp.left_at = uv_hrtime();
   if (--lp.inside == 0)
@@ -214,10 +236,28 @@ int ftmw_op_wait_locked(ftmw_op *op) {
 
 /* --- writing ------------------------------------------------------------ */
 
+/* Writes what the socket takes at once, as uv_try_write does but with
+ * MSG_NOSIGNAL. Returns the bytes written, or 0: none now, or an error
+ * that queue_write's uv_write reports in turn. */
+static size_t try_send(ftmw_conn *c, const uv_buf_t *bufs, unsigned n) {
+  uv_os_fd_t fd;
+  if (c->connecting || c->tcp.write_queue_size > 0 ||
+      uv_fileno((const uv_handle_t *)&c->tcp, &fd) != 0)
+    return 0; /* after what is queued, in order */
+  /* On Unix, uv_buf_t is laid out as struct iovec. */
+  struct msghdr m = {.msg_iov = (struct iovec *)bufs, .msg_iovlen = n};
+  ssize_t r;
+  do
+    r = sendmsg(fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+  while (r < 0 && errno == EINTR);
+  return r > 0 ? (size_t)r : 0;
+}
+
 /* uv_write, counted in lp.writes until called back (write_done). */
 static int queue_write(ftmw_conn *c, uv_write_t *req, const uv_buf_t *bufs,
                        unsigned n, uv_write_cb cb) {
   watchers_changed(0);
+  guard_sigpipe();
   int rc = uv_write(req, (uv_stream_t *)&c->tcp, bufs, n, cb);
   if (rc == 0)
     lp.writes++;
@@ -237,11 +277,9 @@ static void write_small(ftmw_conn *c, const uint8_t *buf, size_t len) {
   if (c->closing)
     return;
   uv_buf_t b = uv_buf_init((char *)buf, (unsigned)len);
-  int n = uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
-  if (n < 0)
-    n = 0;
+  size_t n = try_send(c, &b, 1);
   c->last_tx_ms = ftmw_now_ms();
-  if ((size_t)n == len)
+  if (n == len)
     return;
   ctrl_write *w = malloc(sizeof(*w));
   if (w == NULL) {
@@ -251,7 +289,7 @@ static void write_small(ftmw_conn *c, const uint8_t *buf, size_t len) {
     conn_close(c);
     return;
   }
-  w->len = len - (size_t)n;
+  w->len = len - n;
   memcpy(w->buf, buf + n, w->len);
   w->req.data = w;
   b = uv_buf_init((char *)w->buf, (unsigned)w->len);
@@ -313,10 +351,7 @@ static void do_frame(ftmw_op *op) {
   if (want_ack)
     ftmw_q_insert_tail(&p->unacked, &op->node);
   c->last_tx_ms = ftmw_now_ms();
-  int n = uv_try_write((uv_stream_t *)&c->tcp, op->bufs, op->nbufs);
-  if (n < 0)
-    n = 0;
-  size_t skip = (size_t)n;
+  size_t skip = try_send(c, op->bufs, op->nbufs);
   unsigned i = 0;
   while (i < op->nbufs && skip >= op->bufs[i].len)
     skip -= op->bufs[i++].len;
