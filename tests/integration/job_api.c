@@ -1,5 +1,6 @@
 /* Job-level checks of the ft_* API, run through ftmwrun by ctest.
- * Usage: job_api MODE   (api | ms | msfail | big | hang | rogue | deadfin | orphan)
+ * Usage: job_api MODE   (api | ms | msfail | big | busy | hang | rogue | deadfin |
+ *                        orphan)
  * Exits 0 when every check of the mode passed; prints what failed. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -229,6 +230,57 @@ static void big(int rank) {
   free(v);
 }
 
+/* --- busy: a process computing between calls still answers ------------- */
+
+/* A call that waits runs the transport's loop itself; between calls the
+ * I/O thread must take it back: a process that computes for longer than
+ * FT_TIMEOUT_MS (without calling FTMW) keeps heartbeating, and data sent
+ * to it meanwhile is acknowledged at once, so the sender's ft_send does
+ * not wait for the computation to end. Worker 1 computes first, then the
+ * master. */
+#define BUSY_S 2.5
+#define BUSY_ACK_S 0.5 /* far below BUSY_S: an ACK that waited shows */
+
+static void compute(double s) {
+  struct timespec ts = {(time_t)s, (long)((s - (time_t)s) * 1e9)};
+  while (nanosleep(&ts, &ts) != 0)
+    ;
+}
+
+static void busy(int rank) {
+  int x = 0;
+  FT_Status st;
+  if (rank == 0) {
+    CHECK(ft_send(&x, 1, FT_INT, 1, 1) == 1, "first send");
+    double t0 = now_s();
+    CHECK(ft_send(&x, 1, FT_INT, 1, 2) == 1, "send to a busy worker: %s",
+          ft_errname(ft_error()));
+    double acked = now_s() - t0;
+    CHECK(acked < BUSY_ACK_S, "send to a busy worker took %.3f s", acked);
+    CHECK(ft_recv(&x, 1, FT_INT, 1, 3, &st) == 1 && x == 3,
+          "the worker, busy for %.1f s, is alive: %s", BUSY_S,
+          ft_errname(ft_error()));
+    compute(BUSY_S); /* the worker sends meanwhile */
+    CHECK(ft_recv(&x, 1, FT_INT, 1, 4, &st) == 1, "recv after computing");
+    CHECK(ft_recv(&x, 1, FT_INT, 1, 5, &st) == 1 && x == 1,
+          "the worker's send to the busy master waited");
+    printf("busy: a send to a computing worker was acknowledged in %.1f ms\n",
+           acked * 1000);
+  } else if (rank == 1) {
+    CHECK(ft_recv(&x, 1, FT_INT, 0, 1, &st) == 1, "first recv");
+    compute(BUSY_S); /* the master sends meanwhile */
+    CHECK(ft_recv(&x, 1, FT_INT, 0, 2, &st) == 1, "recv after computing");
+    x = 3;
+    CHECK(ft_send(&x, 1, FT_INT, 0, 3) == 1, "reply");
+    compute(0.2); /* the master is computing by now */
+    double t0 = now_s();
+    CHECK(ft_send(&x, 1, FT_INT, 0, 4) == 1, "send to the busy master: %s",
+          ft_errname(ft_error()));
+    x = now_s() - t0 < BUSY_ACK_S;
+    CHECK(ft_send(&x, 1, FT_INT, 0, 5) == 1, "verdict to the master");
+  }
+}
+
 /* --- hang: SIGSTOP is detected within FT_TIMEOUT_MS + one heartbeat ------ */
 
 static void hang(int rank) {
@@ -431,6 +483,8 @@ int main(int argc, char **argv) {
     rank == 0 ? msfail_master(W) : msfail_worker(rank);
   else if (strcmp(mode, "big") == 0)
     big(rank);
+  else if (strcmp(mode, "busy") == 0)
+    busy(rank);
   else if (strcmp(mode, "hang") == 0)
     hang(rank);
   else if (strcmp(mode, "rogue") == 0)
