@@ -34,7 +34,9 @@ static ftmw_peer *peer_of(int rank) {
     if (rank >= 1 && rank <= st.W)
       return &st.workers[rank];
   } else if (rank == 0) {
-    return &st.masters[st.primary];
+    /* Written by the loop under st.lock; read here also without it, to
+     * check a rank: a call that goes on reads it again under the lock. */
+    return &st.masters[__atomic_load_n(&st.primary, __ATOMIC_RELAXED)];
   }
   ftmw_fail(FT_ERR_RANK);
   return NULL;

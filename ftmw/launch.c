@@ -139,13 +139,16 @@ static void apply_setup(const ftmw_setup *s) {
 }
 
 /* Copies every master's address (master_ip/master_port) into s; a master
- * known dead is not worth a connection attempt (port 0). */
+ * known dead is not worth a connection attempt (port 0). st.lock not
+ * held: the loop may be changing the masters' states. */
 static void put_masters(ftmw_setup *s) {
   memcpy(s->master_ip, master_ip, sizeof(master_ip));
   memcpy(s->master_port, master_port, sizeof(master_port));
+  uv_mutex_lock(&st.lock);
   for (int k = 0; k <= st.M && st.masters; k++)
     if (st.masters[k].state == FTMW_PEER_FAILED)
       s->master_port[k] = 0;
+  uv_mutex_unlock(&st.lock);
 }
 
 static void fill_setup(ftmw_setup *s, int role, int id, uint32_t epoch) {
@@ -588,12 +591,14 @@ static int init_static(int rank, int size, ftmw_setup *out) {
              ftmw_transport_start(1) != FT_SUCCESS)
       s.status = 1;
     else {
+      uv_mutex_lock(&st.lock); /* the listener runs already */
       for (int r = 1; r <= st.W; r++)
         st.workers[r].state = FTMW_PEER_LAUNCHING;
       for (int k = 0; k < st.S; k++)
         st.spares[k].state = FTMW_PEER_LAUNCHING;
       for (int k = 1; k <= st.M; k++)
         st.masters[k].state = FTMW_PEER_LAUNCHING;
+      uv_mutex_unlock(&st.lock);
       fill_setup(&s, FTMW_ROLE_MASTER, 0, 0);
     }
     s.magic = SETUP_MAGIC;
@@ -707,7 +712,7 @@ static int connect_masters(const char ip[][48], const int32_t *port) {
   }
   int first = ftmw_first_live_master_locked(); /* a replica: perhaps itself */
   if (first >= 0)
-    st.primary = first;
+    __atomic_store_n(&st.primary, first, __ATOMIC_RELAXED); /* peer_of */
   uv_mutex_unlock(&st.lock);
   if (alive == 0) {
     ftmw_log("%s %d: cannot reach any master", ftmw_role_name(st.role), st.id);
@@ -854,7 +859,7 @@ int ftmw_launch_init(int *argc, char ***argv) {
   }
   if (rc < 0)
     return -1;
-  ftmw_trace_open(st.cfg.trace);
+  ftmw_trace_open(st.cfg.trace); /* if the transport has not opened it */
   /* A spawned process is armed already; a spare is armed when activated. */
   if (parent == MPI_COMM_NULL && st.role != FTMW_ROLE_SPARE)
     ftmw_fault_arm(st.cfg.fault, st.role == FTMW_ROLE_MASTER, st.id, st.epoch);

@@ -8,10 +8,12 @@
 #include <unistd.h>
 
 static int trace_fd = -1;
+static int trace_tried; /* opened once: a failure is logged once */
 
 void ftmw_trace_open(const char *path) {
-  if (path == NULL || path[0] == '\0' || trace_fd >= 0)
+  if (path == NULL || path[0] == '\0' || trace_tried)
     return;
+  trace_tried = 1;
   trace_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (trace_fd < 0)
     ftmw_log("cannot open FT_TRACE file \"%s\"; tracing is off", path);

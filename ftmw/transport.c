@@ -428,7 +428,7 @@ static void peer_down(ftmw_peer *p, int done, const char *why) {
                    ? ftmw_first_live_master_locked()
                    : -1;
     if (next >= 0) {
-      st.primary = next;
+      __atomic_store_n(&st.primary, next, __ATOMIC_RELAXED); /* peer_of */
       ftmw_trace("primary_changed", "\"from\":%d,\"primary\":%d", p->id,
                  st.primary);
     }
@@ -1236,6 +1236,9 @@ static void io_thread(void *arg) {
 }
 
 int ftmw_transport_start(int listen) {
+  /* Traced from its first event on: the loop may trace from now on, on
+   * either thread. */
+  ftmw_trace_open(st.cfg.trace);
   ftmw_q_init(&st.conns);
   if (uv_loop_init(&st.loop) != 0)
     return FT_ERR_INTERNAL;
