@@ -1,21 +1,23 @@
 #!/bin/bash
 # README's second command (and CI's): installs what is missing, then builds
 # and tests FTMW with Open MPI, with MPICH, and with Open MPI under the
-# address and undefined-behaviour sanitizers, then fuzzes the frame decoder
-# with libFuzzer for a bounded time. Ends with one summary line.
+# address and undefined-behaviour sanitizers, runs a set of job tests under
+# ThreadSanitizer, then fuzzes the frame decoder with libFuzzer for a
+# bounded time. Ends with one summary line.
 set -u
 cd "$(dirname "$0")/.."
 tools/install-deps.sh || exit 1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 passed=0 failed=0
-run_suite() { # name cmake-args...
+run_suite() { # name cmake-args... (CTEST_ARGS: which tests, all if unset)
   local name=$1; shift
   echo "=== $name"
   if ! cmake -S . -B "build-test/$name" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >"build-test/$name.log" 2>&1 ||
      ! cmake --build "build-test/$name" -j"$(nproc)" >>"build-test/$name.log" 2>&1; then
     tail -30 "build-test/$name.log"; failed=$((failed + 1)); return
   fi
-  (cd "build-test/$name" && ctest --output-on-failure -j2) | tee "build-test/$name.ctest"
+  # shellcheck disable=SC2086
+  (cd "build-test/$name" && ctest --output-on-failure -j2 ${CTEST_ARGS:-}) | tee "build-test/$name.ctest"
   local p
   p=$(sed -n 's/.* tests passed, \([0-9]*\) tests failed out of \([0-9]*\).*/\2 \1/p' "build-test/$name.ctest")
   set -- $p
@@ -27,6 +29,23 @@ run_suite mpich -DFTMW_MPI=mpich
 # Leak checks are off: MPI libraries keep memory until exit by design.
 ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   run_suite asan-ubsan -DFTMW_MPI=openmpi -DFTMW_SANITIZE=address,undefined -DFTMW_BUILD_BENCH=OFF
+# Both threads of every process run the transport's loop in turn: the job
+# tests that cover calls, computing between calls, kills, restores and
+# replicas run under ThreadSanitizer (Criterion's unit tests cannot). A
+# report does not change a job's exit status (its processes end through
+# MPI and ftmwrun), so every process that wrote one counts as a failure.
+# Threads left running on purpose (an abandoned spawn) are not reported.
+tsan_logs=$PWD/build-test/tsan-reports
+rm -rf "$tsan_logs"; mkdir -p "$tsan_logs"
+TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp report_signal_unsafe=0 report_thread_leaks=0 log_path=$tsan_logs/report" \
+CTEST_ARGS="-L job -R (static|spawn)\.(api|ms_api|big64MiB|busy_between_calls|sigstop_detected|farm_kill_recv\.ack|farm_two_kills|farm_replicas1_restores|multistart_replicas2_restores|replicas1_primary_dies_after_send|replicas2_worker_dies_acked_some_replicas|orphans_exit)\$" \
+  run_suite tsan -DFTMW_MPI=openmpi -DFTMW_SANITIZE=thread -DFTMW_BUILD_BENCH=OFF
+reports=$(find "$tsan_logs" -type f | wc -l)
+if [ "$reports" -gt 0 ]; then
+  head -c 20000 "$tsan_logs"/*
+  echo "tsan: $reports process(es) reported a data race (above)"
+  failed=$((failed + reports))
+fi
 CC=clang run_suite fuzz -DFTMW_FUZZ=ON -DFTMW_BUILD_TESTS=OFF -DFTMW_BUILD_EXAMPLES=OFF -DFTMW_BUILD_BENCH=OFF \
   -DFTMW_FUZZ_SECONDS=60
 echo "ftmw: $passed passed, $failed failed"
