@@ -55,9 +55,10 @@ static void conn_close(ftmw_conn *c);
  * round trip costs the socket wake-ups alone, as raw TCP does. The I/O
  * thread runs the loop only while no call waits: it sleeps in poll() on
  * the loop's backend fd, without owning the loop, takes the loop for one
- * non-blocking pass when something is ready, and parks while a call is
- * inside. Every callback below therefore runs on one thread at a time,
- * the caller's or the I/O thread's. */
+ * non-blocking pass when something is ready, parks while a call is
+ * inside, and lingers LINGER_NS after the last call left before it takes
+ * the loop back. Every callback below therefore runs on one thread at a
+ * time, the caller's or the I/O thread's. */
 static struct {
   uv_mutex_t owner;
   uv_cond_t io_wake; /* the parked I/O thread (with st.lock) */
@@ -1240,15 +1241,22 @@ int ftmw_transport_start(int listen) {
    * either thread. */
   ftmw_trace_open(st.cfg.trace);
   ftmw_q_init(&st.conns);
-  if (uv_loop_init(&st.loop) != 0)
+  if (uv_mutex_init(&lp.owner) != 0)
     return FT_ERR_INTERNAL;
+  if (uv_cond_init(&lp.io_wake) != 0) {
+    uv_mutex_destroy(&lp.owner);
+    return FT_ERR_INTERNAL;
+  }
+  if (uv_loop_init(&st.loop) != 0) {
+    uv_cond_destroy(&lp.io_wake);
+    uv_mutex_destroy(&lp.owner);
+    return FT_ERR_INTERNAL;
+  }
   uv_async_init(&st.loop, &st.async, async_cb);
   uv_timer_init(&st.loop, &st.tick);
   uv_timer_start(&st.tick, tick_cb, (uint64_t)st.cfg.heartbeat_ms,
                  (uint64_t)st.cfg.heartbeat_ms);
   uv_timer_init(&st.loop, &lp.wait_timer);
-  if (uv_mutex_init(&lp.owner) != 0 || uv_cond_init(&lp.io_wake) != 0)
-    return FT_ERR_INTERNAL;
   if (listen) {
     struct sockaddr_in addr;
     int rc = uv_ip4_addr(st.listen_ip, 0, &addr);
@@ -1270,6 +1278,8 @@ int ftmw_transport_start(int listen) {
       stop_all();
       uv_run(&st.loop, UV_RUN_DEFAULT);
       uv_loop_close(&st.loop);
+      uv_cond_destroy(&lp.io_wake);
+      uv_mutex_destroy(&lp.owner);
       return FT_ERR_NETWORK;
     }
   }
