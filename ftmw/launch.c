@@ -139,8 +139,8 @@ static void apply_setup(const ftmw_setup *s) {
 }
 
 /* Copies every master's address (master_ip/master_port) into s; a master
- * known dead is not worth a connection attempt (port 0). st.lock not
- * held: the loop may be changing the masters' states. */
+ * known dead is not worth a connection attempt (port 0). Takes st.lock:
+ * the loop may be changing the masters' states. */
 static void put_masters(ftmw_setup *s) {
   memcpy(s->master_ip, master_ip, sizeof(master_ip));
   memcpy(s->master_port, master_port, sizeof(master_port));

@@ -14,9 +14,8 @@
 int ftmw_transport_start(int listen);
 
 /* Queues op for the loop; the caller's ftmw_op_wait_locked on it carries
- * it out. The caller keeps op alive until
- * op->done (read under st.lock). lock_held says whether the caller already
- * holds st.lock. */
+ * it out. The caller keeps op alive until op->done (read under st.lock).
+ * lock_held says whether the caller already holds st.lock. */
 void ftmw_transport_submit(ftmw_op *op, int lock_held);
 
 /* Closes every connection and joins the thread. Application thread. */
@@ -28,9 +27,9 @@ void ftmw_transport_stop(void);
 void ftmw_op_frame(ftmw_op *op, ftmw_peer *p, int type, int tag,
                    unsigned flags, const void *data, size_t len);
 
-/* Blocks (st.lock held, released meanwhile) until op->done and, for ACKed
- * frames, until the ACK or the peer's failure, running the loop. Returns 0 when acknowledged/written, else
- * FT_ERR_PEER_FAILED. */
+/* Blocks (st.lock held, released meanwhile), running the loop, until
+ * op->done and, for ACKed frames, until the ACK or the peer's failure.
+ * Returns 0 when acknowledged/written, else FT_ERR_PEER_FAILED. */
 int ftmw_op_wait_locked(ftmw_op *op);
 
 /* Runs the loop (st.lock held, released meanwhile) until anything changes
