@@ -141,7 +141,6 @@ int ft_init(int *argc, char ***argv, int *rank, int *workers) {
     return -1;
   }
   uv_mutex_init(&st.lock);
-  uv_cond_init(&st.cond);
   ftmw_q_init(&st.submit);
   ftmw_q_init(&st.arrivals);
   ftmw_q_init(&st.decisions);

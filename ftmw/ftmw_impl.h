@@ -8,9 +8,9 @@
  * there. While no call waits, the I/O thread runs the loop.
  *
  * Locking: one mutex, st.lock, guards everything both threads touch (peer
- * states, inboxes, op flags, the submission queue); st.cond is signalled
- * whenever any of it changes. The libuv loop and the connections belong to
- * whichever thread runs the loop (transport.c: one at a time). Nothing
+ * states, inboxes, op flags, the submission queue). The libuv loop and the
+ * connections belong to whichever thread runs the loop (transport.c: one
+ * at a time); a call waits by running it, so nothing needs waking. Nothing
  * calls user code. */
 #ifndef FTMW_IMPL_H
 #define FTMW_IMPL_H
@@ -163,7 +163,6 @@ struct ftmw_state {
 
   /* Shared, under lock: */
   uv_mutex_t lock;
-  uv_cond_t cond;
   ftmw_qnode submit;   /* ftmw_op.node */
   ftmw_qnode arrivals; /* ftmw_msg.by_arrival, all sources */
   int failure_seen;    /* some process of the job failed */

@@ -68,7 +68,6 @@ static struct {
   int new_fd; /* ...on a new connection (see loop_leave) */
   int writes; /* uv_write requests not yet called back */
   /* Under st.lock: */
-  int shared;        /* the I/O thread runs: waits run the loop */
   int inside;        /* calls waiting in the loop */
   int io_state;      /* IO_* */
   int pass_now;      /* the I/O thread must make a pass at once */
@@ -76,11 +75,10 @@ static struct {
   uint64_t left_at;  /* when the last call left */
 } lp;
 
-/* Something a waiting call may wait for has changed (st.lock held). */
-static void wake_locked(void) {
-  lp.wakes++;
-  uv_cond_broadcast(&st.cond);
-}
+/* Something a waiting call may wait for has changed (st.lock held). The
+ * waiting call runs the loop itself, so there is nobody to wake: it sees
+ * the change when the callback returns (loop_wait_locked). */
+static void wake_locked(void) { lp.wakes++; }
 
 /* The owner started a watcher (new_fd: on a new connection), which
  * libuv takes into its epoll set only at the loop's next pass: whoever
@@ -178,22 +176,11 @@ static int settled(const void *arg) {
 /* Waits until done(arg), checked under st.lock, or for at most ms (ms < 0:
  * no limit), running the loop in the calling thread meanwhile; st.lock is
  * held on entry and on return, released in between. Returns -1 when the
- * time ran out first. Before the I/O thread starts and after it stops, it
- * waits on st.cond instead. */
+ * time ran out first. Only while the transport runs (between
+ * ftmw_transport_start and ftmw_transport_stop): every wait of the library
+ * is. */
 static int loop_wait_locked(int (*done)(const void *), const void *arg,
                             int64_t ms) {
-  uint64_t deadline = ms >= 0 ? uv_hrtime() + (uint64_t)ms * 1000000u : 0;
-  if (!lp.shared) {
-    while (!done(arg)) {
-      uint64_t now = uv_hrtime();
-      if (ms < 0)
-        uv_cond_wait(&st.cond, &st.lock);
-      else if (now >= deadline ||
-               uv_cond_timedwait(&st.cond, &st.lock, deadline - now) != 0)
-        return done(arg) ? 0 : -1;
-    }
-    return 0;
-  }
   lp.inside++;
   uv_mutex_unlock(&st.lock);
   loop_enter();
@@ -1289,16 +1276,8 @@ int ftmw_transport_start(int listen) {
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
-  uv_mutex_lock(&st.lock);
-  lp.shared = 1;
-  uv_mutex_unlock(&st.lock);
   int rc = uv_thread_create(&st.thread, io_thread, NULL);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
-  if (rc != 0) {
-    uv_mutex_lock(&st.lock);
-    lp.shared = 0;
-    uv_mutex_unlock(&st.lock);
-  }
   return rc == 0 ? FT_SUCCESS : FT_ERR_INTERNAL;
 }
 
@@ -1318,9 +1297,6 @@ void ftmw_transport_stop(void) {
   io_resume_locked(1); /* the I/O thread carries it out, at once */
   uv_mutex_unlock(&st.lock);
   uv_thread_join(&st.thread);
-  uv_mutex_lock(&st.lock);
-  lp.shared = 0;
-  uv_mutex_unlock(&st.lock);
   uv_loop_close(&st.loop);
   uv_cond_destroy(&lp.io_wake);
   uv_mutex_destroy(&lp.owner);
