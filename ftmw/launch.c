@@ -357,9 +357,17 @@ static int spawn_call_bounded(spawn_call *c, int wait_ms) {
     return SPAWN_OK;
   }
   uv_thread_t tid;
-  if (uv_mutex_init(&c->lock) != 0)
-    return SPAWN_ERROR;
-  if (uv_cond_init(&c->cond) != 0 || uv_thread_create(&tid, spawn_thread, c) != 0) {
+  int started = 0;
+  if (uv_mutex_init(&c->lock) == 0) {
+    if (uv_cond_init(&c->cond) == 0) {
+      started = uv_thread_create(&tid, spawn_thread, c) == 0;
+      if (!started)
+        uv_cond_destroy(&c->cond);
+    }
+    if (!started)
+      uv_mutex_destroy(&c->lock);
+  }
+  if (!started) {
     ftmw_log("cannot start a thread to spawn on");
     return SPAWN_ERROR;
   }
