@@ -140,6 +140,8 @@ typedef struct ftmw_peer {
   /* The loop's owner only: */
   struct ftmw_conn *conn;
   ftmw_qnode unacked; /* ftmw_op.node, oldest first */
+  ftmw_qnode held;    /* master with replicas: ftmw_msg.by_peer, DATA this
+                         worker sent while this master was not primary */
 } ftmw_peer;
 
 struct ftmw_state {

@@ -239,6 +239,10 @@ int ftmw_rep_primary_call(void) {
   flush_primary_call(); /* two in a row: the first is told now */
   if (ftmw_rep_follow(FTMW_DECIDE_PRIMARY, -1, &r, &v))
     return 0;
+  /* One pass of the loop first: a primary that was stopped or starved
+   * past FT_TIMEOUT_MS, and replaced meanwhile, finds its FENCE there and
+   * exits instead of writing the output a new primary writes. */
+  ftmw_wait_locked(0);
   primary_call_pending = 1;
   return 1;
 }

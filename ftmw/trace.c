@@ -36,11 +36,11 @@ void ftmw_trace(const char *event, const char *fields, ...) {
   const struct ftmw_state *s = &ftmw_st;
   int n = snprintf(line, sizeof(line),
                    "{\"wall\":%ld.%06ld,\"mono\":%.6f,\"role\":\"%s\","
-                   "\"rank\":%d,\"epoch\":%u,\"host\":\"%s\",\"pid\":%d,"
+                   "\"rank\":%d,\"id\":%d,\"epoch\":%u,\"host\":\"%s\",\"pid\":%d,"
                    "\"event\":\"%s\"",
                    (long)tv.tv_sec, (long)tv.tv_usec, uv_hrtime() / 1e9,
                    ftmw_role_name(s->role),
-                   s->role == FTMW_ROLE_WORKER ? s->id : 0, s->epoch, s->host,
+                   s->role == FTMW_ROLE_WORKER ? s->id : 0, s->id, s->epoch, s->host,
                    (int)getpid(), event);
   if (fields != NULL && n > 0 && (size_t)n < sizeof(line) - 3) {
     va_list ap;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -28,6 +29,7 @@ typedef struct ftmw_conn {
   int direct;  /* the last read buffer was a payload, read in place */
   int closing;
   int connecting; /* uv_tcp_connect pending: HELLO must be the first frame */
+  int broken;     /* a read failed (EOF, reset): nothing more goes out */
   const char *reject; /* why an unauthenticated frame was refused */
   uint64_t opened_ms, last_rx_ms, last_tx_ms;
   char addr[64];
@@ -67,6 +69,7 @@ static struct {
   int kick;   /* the owner started a watcher this pass (see io_thread) */
   int new_fd; /* ...on a new connection (see loop_leave) */
   int writes; /* uv_write requests not yet called back */
+  uint64_t last_tick; /* ftmw_now_ms() of the last heartbeat tick */
   /* Under st.lock: */
   int inside;        /* calls waiting in the loop */
   int io_state;      /* IO_* */
@@ -184,6 +187,11 @@ static int loop_wait_locked(int (*done)(const void *), const void *arg,
   lp.inside++;
   uv_mutex_unlock(&st.lock);
   loop_enter();
+  /* A process whose loop has not run for a while (stopped, starved) reads
+   * before it writes: it may have been declared failed meanwhile, and a
+   * FENCE then ends it before anything it was about to send goes out. */
+  if (ftmw_now_ms() - lp.last_tick > 2 * (uint64_t)st.cfg.heartbeat_ms)
+    uv_run(&st.loop, UV_RUN_NOWAIT);
   run_submitted();
   lp.wait_expired = 0;
   if (ms >= 0) {
@@ -387,10 +395,41 @@ int ftmw_first_live_master_locked(void) {
   return -1;
 }
 
+/* Frees the DATA held from worker p (see hold_data): p is gone. */
+static void drop_held(ftmw_peer *p) {
+  while (!ftmw_q_empty(&p->held)) {
+    ftmw_msg *m = FTMW_CONTAINER_OF(ftmw_q_head(&p->held), ftmw_msg, by_peer);
+    ftmw_q_remove(&m->by_peer);
+    ftmw_msg_free(m);
+  }
+}
+
+static void release_held(void);
+
+/* Primary: worker p's incarnation epoch has failed here; every live
+ * replica declares it failed too (DOWN), so that a worker cut off from
+ * the primary alone, alive, is fenced everywhere instead of going on with
+ * the replicas (see hold_data). Written before any decision that reports
+ * the failure, so a replica has it first. */
+static void tell_down(const ftmw_peer *p, uint32_t epoch) {
+  for (int k = 0; k <= st.M; k++) {
+    ftmw_peer *m = &st.masters[k];
+    if (k != st.id && m->conn != NULL && m->state == FTMW_PEER_ALIVE)
+      send_ctrl(m->conn, FTMW_FRAME_DOWN, m->pid_wire, p->id, epoch, 0, NULL,
+                0);
+  }
+}
+
 /* Declares p failed (or finished, when done), fences it and wakes every
  * call waiting on it. When p was the primary, the next live master
  * becomes it (failover, SPEC section 6); a master that finds itself
- * primary takes over at its next wait (ftmw_rep_serve). */
+ * primary takes over at its next wait (ftmw_rep_serve).
+ *
+ * Fencing: p's connection is closed, so nothing p sends later reaches
+ * the application, and a master first writes FENCE on it when it still
+ * works: a process declared failed while alive (stopped, starved, cut off
+ * for longer than FT_TIMEOUT_MS) then exits as soon as it reads it,
+ * instead of acting on a view of the job that nobody shares any more. */
 static void peer_down(ftmw_peer *p, int done, const char *why) {
   ftmw_conn *c = p->conn;
   char name[32];
@@ -421,6 +460,8 @@ static void peer_down(ftmw_peer *p, int done, const char *why) {
                  st.primary);
     }
   }
+  int primary = st.role == FTMW_ROLE_MASTER && st.M > 0 && st.primary == st.id;
+  int now_primary = primary && p->kind == FTMW_ROLE_MASTER;
   while (!ftmw_q_empty(&p->unacked)) {
     ftmw_op *op = FTMW_CONTAINER_OF(ftmw_q_head(&p->unacked), ftmw_op, node);
     ftmw_q_remove(&op->node);
@@ -431,13 +472,22 @@ static void peer_down(ftmw_peer *p, int done, const char *why) {
                    : 0;
   wake_locked();
   uv_mutex_unlock(&st.lock);
+  int live = was == FTMW_PEER_ALIVE || was == FTMW_PEER_LAUNCHING;
+  drop_held(p);
   if (c) {
+    if (!done && live && !c->broken && !c->connecting && !c->closing &&
+        st.role == FTMW_ROLE_MASTER)
+      send_ctrl(c, FTMW_FRAME_FENCE, p->pid_wire, 0, 0, 0, NULL, 0);
     c->peer = NULL;
     p->conn = NULL;
     conn_close(c);
   }
-  if (done || (was != FTMW_PEER_ALIVE && was != FTMW_PEER_LAUNCHING))
+  if (now_primary)
+    release_held();
+  if (done || !live)
     return;
+  if (primary && p->kind == FTMW_ROLE_WORKER)
+    tell_down(p, epoch);
   if (st.role == FTMW_ROLE_MASTER && st.id == st.primary && p->os_pid > 0)
     ftmw_log("%s (pid %d on %s) failed: %s", name, p->os_pid,
              p->host[0] ? p->host : "?", why);
@@ -624,6 +674,44 @@ static void queue_msg(ftmw_peer *p, ftmw_msg *m) {
   }
 }
 
+/* DATA from worker p reaches a master with replicas that is not the
+ * primary: the worker considers it primary, having lost the primary. If
+ * the primary has died, this master takes over soon (it sees the death
+ * too) and then takes the data (release_held); if the primary is alive
+ * and cut the worker off, the worker's incarnation is declared failed
+ * here too and its data dies with it. Taken now, it would complete a
+ * replica's call that the primary's same call does not complete. So it
+ * is held, unacknowledged. Returns 1 when m is held. */
+static int hold_data(ftmw_peer *p, ftmw_msg *m) {
+  if (st.role != FTMW_ROLE_MASTER || st.M == 0 || p->kind != FTMW_ROLE_WORKER)
+    return 0;
+  uv_mutex_lock(&st.lock);
+  int hold = st.primary != st.id;
+  uv_mutex_unlock(&st.lock);
+  if (!hold)
+    return 0;
+  ftmw_q_insert_tail(&p->held, &m->by_peer);
+  ftmw_trace("held", "\"peer\":%d,\"seq\":%llu", p->id,
+             (unsigned long long)m->seq);
+  return 1;
+}
+
+/* This master has just become primary: the DATA it held is taken and
+ * acknowledged, as if it came now. */
+static void release_held(void) {
+  for (int r = 1; r <= st.W; r++) {
+    ftmw_peer *p = &st.workers[r];
+    while (!ftmw_q_empty(&p->held)) {
+      ftmw_msg *m = FTMW_CONTAINER_OF(ftmw_q_head(&p->held), ftmw_msg, by_peer);
+      ftmw_q_remove(&m->by_peer);
+      uint64_t seq = m->seq;
+      queue_msg(p, m);
+      if (p->conn != NULL)
+        send_ctrl(p->conn, FTMW_FRAME_ACK, p->pid_wire, 0, seq, 0, NULL, 0);
+    }
+  }
+}
+
 static void on_data(ftmw_conn *c, const ftmw_hdr *h, void *payload) {
   ftmw_peer *p = c->peer;
   ftmw_msg *m = payload ? FTMW_CONTAINER_OF(payload, ftmw_msg, data)
@@ -636,6 +724,8 @@ static void on_data(ftmw_conn *c, const ftmw_hdr *h, void *payload) {
   m->tag = h->tag;
   m->seq = h->seq;
   m->len = (size_t)h->len;
+  if (h->type == FTMW_FRAME_DATA && hold_data(p, m))
+    return;
   /* The application is woken before the ACK is written: on loopback the
    * write runs the receiver's stack inline, and putting it first cost about
    * 25 us of an 80 us round trip. So a receiver that dies in the window may
@@ -786,6 +876,18 @@ static int on_replica_frame(ftmw_peer *p, const ftmw_hdr *h) {
   return !ok;
 }
 
+/* FENCE from master m: it declared this process failed (see peer_down),
+ * and the job has gone on without it, a worker restored elsewhere, a
+ * master replaced by the next in line. The process leaves at once, as if
+ * it had crashed (no exit handler: a master does not write the job's
+ * exit status), whatever its application thread is doing. */
+static void fenced(const ftmw_peer *m) {
+  ftmw_log("%s %d (pid %d): declared failed by master %d; exiting",
+           ftmw_role_name(st.role), st.id, (int)getpid(), m->id);
+  ftmw_trace("fenced", "\"by\":%d", m->id);
+  _exit(3);
+}
+
 /* Returns non-zero when the connection was closed. */
 static int on_frame(void *ctx, const ftmw_hdr *h, void *payload) {
   ftmw_conn *c = ctx;
@@ -880,6 +982,28 @@ static int on_frame(void *ctx, const ftmw_hdr *h, void *payload) {
     wake_locked();
     uv_mutex_unlock(&st.lock);
     return 0;
+  case FTMW_FRAME_DOWN: {
+    if (p->kind != FTMW_ROLE_MASTER || st.role != FTMW_ROLE_MASTER ||
+        h->tag > st.W) {
+      peer_down(p, 0, "protocol error: unexpected DOWN");
+      return 1;
+    }
+    ftmw_peer *w = &st.workers[h->tag];
+    uv_mutex_lock(&st.lock);
+    int live = w->epoch == (uint32_t)h->seq &&
+               (w->state == FTMW_PEER_ALIVE || w->state == FTMW_PEER_LAUNCHING);
+    uv_mutex_unlock(&st.lock);
+    if (live)
+      peer_down(w, 0, "declared failed by the primary");
+    return 0;
+  }
+  case FTMW_FRAME_FENCE:
+    if (p->kind != FTMW_ROLE_MASTER) {
+      peer_down(p, 0, "protocol error: FENCE from a non-master");
+      return 1;
+    }
+    fenced(p);
+    return 1; /* not reached */
   case FTMW_FRAME_ACTIVATE:
     if (st.role != FTMW_ROLE_SPARE || h->tag < 1 || h->tag > st.W) {
       peer_down(p, 0, "protocol error: unexpected ACTIVATE");
@@ -909,6 +1033,7 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
   if (c->closing)
     return;
   if (nread < 0) {
+    c->broken = 1;
     ftmw_peer *p = c->peer;
     if (p == NULL) {
       conn_close(c);
@@ -916,9 +1041,12 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
     }
     /* A peer that said goodbye may close; any other close is a crash,
      * even after a worker's FIN: until BYE it must stay connected, and a
-     * death then still makes MPI_Finalize unsafe for the rest. */
+     * death then still makes MPI_Finalize unsafe for the rest. That is
+     * the primary's to judge: a replica does not see the BYE the primary
+     * sends a worker, only the worker leaving after its FIN. */
     uv_mutex_lock(&st.lock);
-    int done = (p->kind == FTMW_ROLE_WORKER && p->fin && st.bye_sent) ||
+    int done = (p->kind == FTMW_ROLE_WORKER && p->fin &&
+                (st.bye_sent || ftmw_rep_is_replica())) ||
                (p->kind == FTMW_ROLE_SPARE && st.bye_sent) ||
                /* a master after its BYE; a replica after its FIN, unless
                 * we are the primary and have not said BYE yet */
@@ -1100,6 +1228,8 @@ static void do_activate(ftmw_op *op) {
 }
 
 static void stop_all(void) {
+  for (int r = 1; r <= st.W && st.role == FTMW_ROLE_MASTER; r++)
+    drop_held(&st.workers[r]);
   while (!ftmw_q_empty(&st.conns)) {
     ftmw_conn *c = FTMW_CONTAINER_OF(ftmw_q_head(&st.conns), ftmw_conn, node);
     conn_close(c);
@@ -1138,11 +1268,48 @@ static void async_cb(uv_async_t *a) {
   run_submitted();
 }
 
+/* Whether bytes wait unread on c: its peer has spoken, whatever the
+ * clock says (the timers run before the reads in a pass of the loop). */
+static int unread(ftmw_conn *c) {
+  uv_os_fd_t fd;
+  int n = 0;
+  return uv_fileno((const uv_handle_t *)&c->tcp, &fd) == 0 &&
+         ioctl(fd, FIONREAD, &n) == 0 && n > 0;
+}
+
+/* This process did not run its loop for a while: the loop's owner was
+ * not scheduled (an overloaded machine), or the process was stopped.
+ * Nobody here was listening meanwhile, so that time does not count as
+ * any peer's silence: every deadline moves on by the gap. Peers may have
+ * declared this process failed meanwhile; those that did have closed
+ * their connections (masters after a FENCE), which the reads that follow
+ * find. */
+static uint64_t later(uint64_t t, uint64_t gap, uint64_t now) {
+  return t + gap < now ? t + gap : now;
+}
+
+static void stalled(uint64_t gap, uint64_t now) {
+  for (ftmw_qnode *n = ftmw_q_head(&st.conns); n != &st.conns; n = n->next) {
+    ftmw_conn *c = FTMW_CONTAINER_OF(n, ftmw_conn, node);
+    c->last_rx_ms = later(c->last_rx_ms, gap, now);
+    c->opened_ms = later(c->opened_ms, gap, now);
+  }
+  if (st.orphan_since)
+    st.orphan_since = later(st.orphan_since, gap, now);
+  if (gap >= (uint64_t)st.cfg.heartbeat_ms * 4)
+    ftmw_trace("stalled", "\"ms\":%llu", (unsigned long long)gap);
+}
+
 /* Heartbeats, silence timeouts, handshake deadlines, orphan exit. */
 static void tick_cb(uv_timer_t *t) {
   (void)t;
   uint64_t now = ftmw_now_ms();
   uint64_t hb = (uint64_t)st.cfg.heartbeat_ms, to = (uint64_t)st.cfg.timeout_ms;
+  /* The tick repeats every hb ms while the loop runs; a later one means
+   * that it did not run (two ticks' leeway for a busy pass). */
+  if (lp.last_tick != 0 && now - lp.last_tick > 2 * hb)
+    stalled(now - lp.last_tick - hb, now);
+  lp.last_tick = now;
   ftmw_qnode *n = ftmw_q_head(&st.conns);
   while (n != &st.conns) {
     ftmw_conn *c = FTMW_CONTAINER_OF(n, ftmw_conn, node);
@@ -1155,7 +1322,9 @@ static void tick_cb(uv_timer_t *t) {
       }
       continue;
     }
-    if (now - c->last_rx_ms > to) {
+    if (now - c->last_rx_ms > to && unread(c)) {
+      c->last_rx_ms = now;
+    } else if (now - c->last_rx_ms > to) {
       char why[64];
       snprintf(why, sizeof(why), "silent for %llu ms",
                (unsigned long long)(now - c->last_rx_ms));

@@ -64,6 +64,7 @@ int ftmw_wire_decode(const uint8_t in[FTMW_HDR_SIZE], uint64_t max_payload,
   case FTMW_FRAME_DONE:
   case FTMW_FRAME_SUSPECT:
   case FTMW_FRAME_VERDICT:
+  case FTMW_FRAME_DOWN:
     if (h->len != 0)
       return FTMW_WIRE_ELEN;
     if (h->tag <= 0)

@@ -43,7 +43,9 @@
   XX(DECIDE, 13)   /* primary to replica: decision seq of kind tag (payload) */\
   XX(SUSPECT, 14)  /* replica to primary: worker tag died in my call seq */   \
   XX(VERDICT, 15)  /* primary to replica: call seq with worker tag: flag OK */\
-  XX(KEPT, 16)     /* primary to replica: worker's data (rank, then data) */
+  XX(KEPT, 16)     /* primary to replica: worker's data (rank, then data) */  \
+  XX(FENCE, 17)    /* master to any peer: you are declared failed; exit */ \
+  XX(DOWN, 18)     /* primary to replica: worker tag, incarnation seq, failed */
 
 enum ftmw_frame_type {
 #define FTMW_FT_GEN(name, val) FTMW_FRAME_##name = val,
