@@ -1027,9 +1027,9 @@ static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
   buf->len = direct ? len : sizeof(c->stage);
 }
 
-static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
-  (void)buf;
-  ftmw_conn *c = s->data;
+/* nread bytes (or a libuv error) came on c, in c->stage or, if c->direct,
+ * straight into the payload being read. */
+static void got_bytes(ftmw_conn *c, ssize_t nread) {
   if (c->closing)
     return;
   if (nread < 0) {
@@ -1078,6 +1078,28 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
     ftmw_trace("connection_rejected", "\"from\":\"%s\",\"reason\":\"%s\"",
                c->addr, why);
     conn_close(c);
+  }
+}
+
+static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
+  (void)buf;
+  got_bytes(s->data, nread);
+}
+
+/* Reads what waits on c now, outside the loop's order of events. */
+static void drain(ftmw_conn *c) {
+  uv_os_fd_t fd;
+  while (!c->closing && uv_fileno((const uv_handle_t *)&c->tcp, &fd) == 0) {
+    ssize_t n;
+    do
+      n = recv(fd, c->stage, sizeof(c->stage), MSG_DONTWAIT);
+    while (n < 0 && errno == EINTR);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+      return;
+    c->direct = 0;
+    got_bytes(c, n > 0 ? n : n == 0 ? UV_EOF : uv_translate_sys_error(errno));
+    if (n <= 0)
+      return;
   }
 }
 
@@ -1294,6 +1316,14 @@ static void stalled(uint64_t gap, uint64_t now) {
     c->last_rx_ms = later(c->last_rx_ms, gap, now);
     c->opened_ms = later(c->opened_ms, gap, now);
   }
+  /* Long enough to have been declared failed: what the masters said comes
+   * first, before anything else read in this pass (a worker's close may
+   * come before the FENCE that explains it), so that a fenced process
+   * acts on nothing after its stall but the FENCE. */
+  if (gap + 2 * (uint64_t)st.cfg.heartbeat_ms >= (uint64_t)st.cfg.timeout_ms)
+    for (int k = 0; k <= st.M; k++)
+      if (st.masters[k].conn != NULL)
+        drain(st.masters[k].conn);
   if (st.orphan_since)
     st.orphan_since = later(st.orphan_since, gap, now);
   if (gap >= (uint64_t)st.cfg.heartbeat_ms * 4)
