@@ -1330,6 +1330,10 @@ static void stalled(uint64_t gap, uint64_t now) {
     ftmw_trace("stalled", "\"ms\":%llu", (unsigned long long)gap);
 }
 
+/* Milliseconds from t to now; 0 for a t after now (a read during this
+ * tick, stalled's drain, stamps a later time than the tick's now). */
+static uint64_t since(uint64_t t, uint64_t now) { return now > t ? now - t : 0; }
+
 /* Heartbeats, silence timeouts, handshake deadlines, orphan exit. */
 static void tick_cb(uv_timer_t *t) {
   (void)t;
@@ -1345,24 +1349,25 @@ static void tick_cb(uv_timer_t *t) {
     ftmw_conn *c = FTMW_CONTAINER_OF(n, ftmw_conn, node);
     n = n->next; /* c may be closed (and unlinked) below */
     if (c->peer == NULL) {
-      if (now - c->opened_ms > to) {
+      if (since(c->opened_ms, now) > to) {
         ftmw_log("dropped connection from %s: no HELLO within %d ms", c->addr,
                  st.cfg.timeout_ms);
         conn_close(c);
       }
       continue;
     }
-    if (now - c->last_rx_ms > to && unread(c)) {
+    uint64_t silent = since(c->last_rx_ms, now);
+    if (silent > to && unread(c)) {
       c->last_rx_ms = now;
-    } else if (now - c->last_rx_ms > to) {
+    } else if (silent > to) {
       char why[64];
       snprintf(why, sizeof(why), "silent for %llu ms",
-               (unsigned long long)(now - c->last_rx_ms));
+               (unsigned long long)silent);
       peer_down(c->peer, 0, why);
-    } else if (now - c->last_tx_ms >= hb / 2 && !c->connecting)
+    } else if (since(c->last_tx_ms, now) >= hb / 2 && !c->connecting)
       send_ctrl(c, FTMW_FRAME_HEARTBEAT, c->peer->pid_wire, 0, 0, 0, NULL, 0);
   }
-  if (st.orphan_since && now - st.orphan_since > to) {
+  if (st.orphan_since && since(st.orphan_since, now) > to) {
     ftmw_log("%s %d: every master is gone; exiting", ftmw_role_name(st.role), st.id);
     ftmw_trace("orphan_exit", NULL);
     _exit(3);
