@@ -223,6 +223,7 @@ int ft_finalize(void) {
   ftmw_trace("finalize", NULL);
   int clean = 0;
   uv_mutex_lock(&st.lock);
+  st.finalizing = 1;
   if (is_master()) {
     /* FIN: no more data from us. A replica also tells every master, so
      * that whichever is primary at the end knows, and waits for the

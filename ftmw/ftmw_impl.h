@@ -168,6 +168,7 @@ struct ftmw_state {
   ftmw_qnode submit;   /* ftmw_op.node */
   ftmw_qnode arrivals; /* ftmw_msg.by_arrival, all sources */
   int failure_seen;    /* some process of the job failed */
+  int finalizing;      /* ft_finalize has begun (FIN sent or going out) */
   int bye_sent;        /* master: finalize has sent BYE */
   int activated;       /* spare: ACTIVATE received (or BYE) */
   /* Master replicas (SPEC section 6): */

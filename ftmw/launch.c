@@ -225,11 +225,11 @@ static int wait_joined_locked(ftmw_peer *p, uint64_t deadline) {
   while (p->state == FTMW_PEER_LAUNCHING) {
     uint64_t now = ftmw_now_ms();
     if (now >= deadline) {
-      p->state = FTMW_PEER_FAILED;
-      p->unreported = 1;
-      st.failure_seen = 1;
-      ftmw_log("%s %d did not connect within %d s", ftmw_role_name(p->kind),
-               p->id, FTMW_LAUNCH_WAIT_MS / 1000);
+      char why[64];
+      snprintf(why, sizeof(why), "did not connect within %d s",
+               FTMW_LAUNCH_WAIT_MS / 1000);
+      ftmw_peer_failed_locked(p, 1, why);
+      ftmw_log("%s %d %s", ftmw_role_name(p->kind), p->id, why);
       break;
     }
     ftmw_wait_locked((int64_t)(deadline - now));
@@ -505,8 +505,7 @@ static int spawn_replicas(void) {
       ftmw_log("master replica %d died starting (no address in %d ms); the job "
                "goes on without it", k, spawn_wait_ms(1));
       uv_mutex_lock(&st.lock);
-      p->state = FTMW_PEER_FAILED;
-      st.failure_seen = 1;
+      ftmw_peer_failed_locked(p, 1, "died starting");
       uv_mutex_unlock(&st.lock);
       master_port[k] = 0;
       continue;
@@ -698,7 +697,7 @@ static int connect_masters(const char ip[][48], const int32_t *port) {
   int alive = 0;
   for (int k = last; k >= 0; k--) {
     if (port[k] <= 0) { /* dead when this process was launched */
-      st.masters[k].state = FTMW_PEER_FAILED;
+      ftmw_peer_failed_locked(&st.masters[k], 1, "dead before this process");
       continue;
     }
     ftmw_op op = {.kind = FTMW_OP_CONNECT, .peer = &st.masters[k]};
@@ -952,7 +951,7 @@ static int restore_spawn(ftmw_peer *p) {
       uv_mutex_unlock(&st.lock);
     } else {
       uv_mutex_lock(&st.lock);
-      p->state = FTMW_PEER_FAILED;
+      ftmw_peer_failed_locked(p, 0, "could not be spawned");
       uv_mutex_unlock(&st.lock);
     }
     if (ok)

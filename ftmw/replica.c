@@ -324,10 +324,8 @@ int ftmw_rep_follow_restore(ftmw_peer *p, uint64_t v) {
   if (p->epoch < e) { /* it died before it reached this master */
     ftmw_match_drop(p);
     p->epoch = e;
-    p->state = FTMW_PEER_FAILED;
-    p->unreported = 1;
-    p->failed_at = uv_hrtime();
-    st.failure_seen = 1;
+    p->state = FTMW_PEER_LAUNCHING; /* the incarnation the primary made */
+    ftmw_peer_failed_locked(p, 1, "died before it reached this master");
   }
   p->app_epoch = e;
   ftmw_trace("restore_followed", "\"peer\":%d,\"peer_epoch\":%u", p->id, e);

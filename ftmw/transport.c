@@ -379,6 +379,26 @@ static const char *peer_name(const ftmw_peer *p, char *buf, size_t len) {
   return buf;
 }
 
+int ftmw_peer_failed_locked(ftmw_peer *p, int report, const char *why) {
+  int live = p->state == FTMW_PEER_ALIVE || p->state == FTMW_PEER_LAUNCHING;
+  if (live) {
+    /* Traced before the state changes: an application call may report
+     * the failure as soon as the lock is released, and the trace must
+     * show the detection first. */
+    char name[32];
+    ftmw_trace("failure_detected",
+               "\"peer\":\"%s\",\"peer_epoch\":%u,\"reason\":\"%s\"",
+               peer_name(p, name, sizeof(name)), p->epoch, why);
+    p->failed_at = uv_hrtime();
+    st.failure_seen = 1;
+  }
+  p->state = FTMW_PEER_FAILED;
+  if (report)
+    p->unreported = 1;
+  wake_locked();
+  return live;
+}
+
 static int all_masters_gone(void) {
   for (int k = 0; k <= st.M; k++)
     if (st.masters[k].state == FTMW_PEER_ALIVE ||
@@ -438,19 +458,10 @@ static void peer_down(ftmw_peer *p, int done, const char *why) {
   int was = p->state;
   uint32_t epoch = p->epoch; /* a restore may bump it once we unlock */
   if (was == FTMW_PEER_ALIVE || was == FTMW_PEER_LAUNCHING) {
-    /* Traced before the state changes: an application call may report
-     * the failure as soon as the lock is released, and the trace must
-     * show the detection first. */
-    if (!done)
-      ftmw_trace("failure_detected",
-                 "\"peer\":\"%s\",\"peer_epoch\":%u,\"reason\":\"%s\"", name,
-                 epoch, why);
-    p->state = done ? FTMW_PEER_DONE : FTMW_PEER_FAILED;
-    if (!done) {
-      p->unreported = 1;
-      p->failed_at = uv_hrtime();
-      st.failure_seen = 1;
-    }
+    if (done)
+      p->state = FTMW_PEER_DONE;
+    else
+      ftmw_peer_failed_locked(p, 1, why);
     int next = !done && p->kind == FTMW_ROLE_MASTER && p->id == st.primary
                    ? ftmw_first_live_master_locked()
                    : -1;
@@ -1043,11 +1054,14 @@ static void got_bytes(ftmw_conn *c, ssize_t nread) {
      * even after a worker's FIN: until BYE it must stay connected, and a
      * death then still makes MPI_Finalize unsafe for the rest. That is
      * the primary's to judge: a replica does not see the BYE the primary
-     * sends a worker, only the worker leaving after its FIN. */
+     * sends a worker or a spare (only once every replica has sent its
+     * FIN), only the process leaving after it. */
     uv_mutex_lock(&st.lock);
+    int replica = ftmw_rep_is_replica();
     int done = (p->kind == FTMW_ROLE_WORKER && p->fin &&
-                (st.bye_sent || ftmw_rep_is_replica())) ||
-               (p->kind == FTMW_ROLE_SPARE && st.bye_sent) ||
+                (st.bye_sent || replica)) ||
+               (p->kind == FTMW_ROLE_SPARE &&
+                (st.bye_sent || (replica && st.finalizing))) ||
                /* a master after its BYE; a replica after its FIN, unless
                 * we are the primary and have not said BYE yet */
                (p->kind == FTMW_ROLE_MASTER &&
@@ -1218,7 +1232,7 @@ static void do_connect(ftmw_op *op) {
       peer_down(op->peer, 0, why);
     else {
       uv_mutex_lock(&st.lock);
-      op->peer->state = FTMW_PEER_FAILED;
+      ftmw_peer_failed_locked(op->peer, 1, why);
       uv_mutex_unlock(&st.lock);
     }
   }
@@ -1232,7 +1246,7 @@ static void do_activate(ftmw_op *op) {
   ftmw_conn *c = sp->conn;
   if (c == NULL || c->closing) {
     uv_mutex_lock(&st.lock);
-    w->state = FTMW_PEER_FAILED;
+    ftmw_peer_failed_locked(w, 0, "its spare is gone");
     uv_mutex_unlock(&st.lock);
     op_finish(op, 1);
     return;

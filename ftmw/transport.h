@@ -37,6 +37,14 @@ int ftmw_op_wait_locked(ftmw_op *op);
  * Returns 0 on wake-up, -1 on timeout. */
 int ftmw_wait_locked(int64_t ms);
 
+/* The one way a peer becomes FAILED (st.lock held), whether its
+ * connection broke or went silent (peer_down in transport.c, which also
+ * closes and fences it) or it never connected (launch, restore). A live
+ * or launching peer's failure is traced with why and timed; report says
+ * that the application must hear of it (a call that names p reports it).
+ * Returns 1 if p was live or launching. */
+int ftmw_peer_failed_locked(ftmw_peer *p, int report, const char *why);
+
 /* The first live master in priority order (this process, if it is a
  * master and none before it lives), or -1 (st.lock held): the primary. */
 int ftmw_first_live_master_locked(void);
