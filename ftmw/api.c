@@ -229,6 +229,7 @@ int ft_finalize(void) {
      * that whichever is primary at the end knows, and waits for the
      * primary's BYE, unless it becomes primary meanwhile. */
     broadcast_locked(st.workers, 1, st.W, FTMW_FRAME_FIN, 0);
+    broadcast_locked(st.spares, 0, st.S - 1, FTMW_FRAME_FIN, 0);
     if (st.id != st.primary)
       broadcast_locked(st.masters, 0, st.M, FTMW_FRAME_FIN, 0);
     while (st.id != st.primary && !st.masters[st.primary].bye)
@@ -331,11 +332,10 @@ int ftmw_send(const char *call, const void *buf, int count, FT_Datatype type,
         rc = ftmw_rep_verdict(p) ? FT_SUCCESS : peer_gone_locked(p, call);
     }
     if (rc == FTMW_REP_SEND_SELF) {
+      ftmw_rep_before(p); /* also before reporting p's failure */
       rc = peer_gone_locked(p, call);
-      if (rc == FT_SUCCESS) {
-        ftmw_rep_before(p);
+      if (rc == FT_SUCCESS)
         rc = send_data_locked(call, p, seq, tag, buf, bytes, NULL);
-      }
     }
     if (rc == FT_SUCCESS)
       ftmw_rep_after(p, NULL);
@@ -456,6 +456,9 @@ int ftmw_recv(const char *call, void *buf, int count, FT_Datatype type,
     ftmw_msg *m = decided ? (decided_seq ? ftmw_match_seq(p, decided_seq) : NULL)
                   : p     ? ftmw_match_peer(is_master() ? p : &st.masters[0], tag)
                           : ftmw_match_any(&st.arrivals, tag);
+    /* FT_ANY_SOURCE in the primary: an exchange with m's sender. */
+    if (m != NULL && p == NULL && ftmw_rep_before(&st.workers[m->source]))
+      continue;
     if (m != NULL) {
       if (too_big(m, bytes, size, status)) {
         if (decided) /* the retry with a larger buffer takes it */
@@ -493,6 +496,8 @@ int ftmw_recv(const char *call, void *buf, int count, FT_Datatype type,
       rc = peer_gone_locked(p, call);
     else {
       ftmw_peer *u = unreported_worker_locked();
+      if (u && ftmw_rep_before(u))
+        continue;
       if (u) {
         failed_rank = u->id;
         rc = peer_gone_locked(u, call);
@@ -614,6 +619,8 @@ int ft_waitany(int *rank) {
         !decided ? ftmw_match_posted(&st.arrivals, st.workers, st.W)
         : decided_seq ? ftmw_match_seq(&st.workers[decided_rank], decided_seq)
                       : NULL;
+    if (m != NULL && !decided && ftmw_rep_before(&st.workers[m->source]))
+      continue;
     if (m != NULL) {
       ftmw_peer *p = &st.workers[m->source];
       size_t size = ft_type_size(p->post.type);
@@ -641,10 +648,16 @@ int ft_waitany(int *rank) {
           continue;
       }
     }
-    for (int r = 1; r <= st.W; r++) {
+    int waited = 0;
+    for (int r = 1; r <= st.W && !waited; r++) {
       ftmw_peer *p = &st.workers[r];
       if (decided && (r != decided_rank || decided_seq != 0))
         continue; /* a replica reports only the failure the primary did */
+      if (!decided && p->post.active &&
+          (p->state != FTMW_PEER_ALIVE || p->fin) && ftmw_rep_before(p)) {
+        waited = 1; /* then look again: data may have come meanwhile */
+        break;
+      }
       int rc = decided        ? decided_gone_locked(p, "ft_waitany")
                : p->post.active ? peer_gone_locked(p, "ft_waitany")
                                 : FT_SUCCESS;
@@ -657,7 +670,8 @@ int ft_waitany(int *rank) {
         return ftmw_fail(rc), -1;
       }
     }
-    ftmw_wait_locked(-1);
+    if (!waited)
+      ftmw_wait_locked(-1);
   }
 }
 

@@ -58,12 +58,16 @@ static void diverged(int kind, int want) {
   _exit(70);
 }
 
-void ftmw_rep_before(ftmw_peer *p) {
+int ftmw_rep_before(ftmw_peer *p) {
   if (!is_primary_with_replicas() || p->calls == 0)
-    return;
+    return 0;
+  int waited = 0;
   for (int k = 0; k <= st.M; k++)
-    while (replica_alive(k) && p->done_by[k] < p->calls)
+    while (replica_alive(k) && p->done_by[k] < p->calls) {
       ftmw_wait_locked(-1); /* which answers the replicas' SUSPECTs */
+      waited = 1;
+    }
+  return waited;
 }
 
 /* An exchange with p ended (ok, or with p's failure reported; m: the data

@@ -15,9 +15,12 @@ struct ftmw_decision;
 /* This master is a replica (not the primary), now. */
 int ftmw_rep_is_replica(void);
 
-/* Primary: before an exchange with worker p, waits until every live
- * replica has reported the previous exchange with p done. */
-void ftmw_rep_before(struct ftmw_peer *p);
+/* Primary: before an exchange with worker p, whatever its outcome (data,
+ * or p's failure reported), waits until every live replica has reported
+ * the previous exchange with p done: a replica still in it may ask for
+ * the primary's verdict on it, which only the last outcome answers.
+ * Returns 1 if it waited (what the caller matched may have changed). */
+int ftmw_rep_before(struct ftmw_peer *p);
 
 /* Every master, after an exchange with worker p that succeeded (m: the
  * message received, NULL for a send) or reported p's failure: counts it
