@@ -53,11 +53,13 @@ static const char *env_get(const char *name) { return getenv(name); }
 /* --- the application's exit status, for ftmwrun ---------------------- */
 
 /* ftmwrun cannot trust mpiexec's status (hydra reports a killed worker's
- * signal), so the primary records the status main() returned: every
- * master registers, and whichever is primary when it exits writes. */
+ * signal, a deadlocked mpirun is killed), so the primary records the
+ * status main() returned: every process registers before its launch (a
+ * failed ft_init's status counts too), and whichever master is primary
+ * when it exits writes. */
 static void write_status(int status, void *arg) {
   const char *path = arg;
-  if (st.id != st.primary)
+  if (st.role != FTMW_ROLE_MASTER || st.id != st.primary)
     return;
   FILE *f = fopen(path, "w");
   if (f) {
@@ -827,6 +829,7 @@ int ftmw_launch_init(int *argc, char ***argv) {
   exe_path[n] = '\0';
   spawn_args = (argc && argv && *argc > 1) ? *argv + 1 : MPI_ARGV_NULL;
 
+  register_status_file();
   MPI_Comm parent;
   MPI_Comm_get_parent(&parent);
   ftmw_setup s;
@@ -873,7 +876,6 @@ int ftmw_launch_init(int *argc, char ***argv) {
     ftmw_fault_arm(st.cfg.fault, st.role == FTMW_ROLE_MASTER, st.id, st.epoch);
   st.restored = rc == 0;
   if (st.role == FTMW_ROLE_MASTER) {
-    register_status_file();
     if (st.id > 0 && connect_masters(s.master_ip, s.master_port) != 0)
       return -1;
     uv_mutex_lock(&st.lock);
