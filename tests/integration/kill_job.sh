@@ -31,9 +31,10 @@ run() { # LABEL OPTIONS PROGRAM ARGS...: sets $out (stdout), $all and $rc
   out=$(cat "$tmp/out") all=$(cat "$tmp/out" "$tmp/err") rc=$(cat "$tmp/rc")
 }
 unset FT_FAULT FT_TRACE
-run reference "${REF_OPTS:-$opts}" "$ref_prog" "$@"
-[ "$rc" -eq 0 ] || { echo "FAIL: the reference run failed"; exit 1; }
-ref=$out
+echo "== reference: $(basename "$ref_prog") (${REF_OPTS:-$opts})"
+"$(dirname "$0")/reference.sh" "$tmp/ref" "$ftmwrun" "${REF_OPTS:-$opts}" "$ref_prog" "$@" || exit 1
+ref=$(cat "$tmp/ref")
+echo "$ref"
 [ "$fault" = none ] || export FT_FAULT="$fault"
 export FT_TRACE="$trace"
 run "FT_FAULT=$fault" "$opts" "$prog" "$@"

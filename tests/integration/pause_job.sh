@@ -18,9 +18,7 @@ trap 'kill -CONT $pids 2>/dev/null; rm -rf "$tmp"' EXIT
 pids=
 args=(--tasks 400 --work-us 20000 --every-master)
 # The fault-free answer.
-# shellcheck disable=SC2086
-"$ftmwrun" --static -w 3 "$farm" "${args[@]}" > "$tmp/ref" 2> "$tmp/ref.err" ||
-  { cat "$tmp/ref" "$tmp/ref.err"; echo "FAIL: the reference run failed"; exit 1; }
+"$(dirname "$0")/reference.sh" "$tmp/ref" "$ftmwrun" "--static -w 3" "$farm" "${args[@]}" || exit 1
 ref=$(grep '^checksum' "$tmp/ref")
 trace=$tmp/trace
 # shellcheck disable=SC2086

@@ -15,9 +15,7 @@ ftmwrun=$1 opts=$2 m=$3 fault=$4 want=$5 prog=$6
 shift 6
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 if [ -n "${REF_OPTS:-}" ]; then
-  # shellcheck disable=SC2086
-  "$ftmwrun" $REF_OPTS "$prog" "$@" > "$tmp/ref" 2> "$tmp/ref.err" ||
-    { cat "$tmp/ref" "$tmp/ref.err"; echo "FAIL: the reference run failed"; exit 1; }
+  "$(dirname "$0")/reference.sh" "$tmp/ref" "$ftmwrun" "$REF_OPTS" "$prog" "$@" || exit 1
 fi
 # Standard output (the results) apart from error (the library's messages):
 # merged, a message could land in the middle of a result line.
