@@ -2,10 +2,10 @@
 # README's second command (and CI's): installs what is missing, then builds
 # and tests FTMW with Open MPI, with MPICH, and with Open MPI under the
 # address and undefined-behaviour sanitizers, runs a set of job tests under
-# ThreadSanitizer, then fuzzes the frame decoder with libFuzzer for a
-# bounded time. Ends with one summary line.
+# ThreadSanitizer, the chaos harness's short mode, then fuzzes the frame
+# decoder with libFuzzer for a bounded time. Ends with one summary line.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 tools/install-deps.sh || exit 1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 passed=0 failed=0
@@ -45,6 +45,19 @@ if [ "$reports" -gt 0 ]; then
   head -c 20000 "$tsan_logs"/*
   echo "tsan: $reports process(es) reported a data race (above)"
   failed=$((failed + reports))
+fi
+# The chaos harness's short mode: random jobs on both MPIs with random
+# kills and pauses, two CPU hogs beside them (tests/chaos/README.md). Each
+# run counts as a test; its seed is printed for a replay.
+echo "=== chaos"
+if [ -x build-test/openmpi/ftmwrun ] && [ -x build-test/mpich/ftmwrun ]; then
+  tests/chaos/chaos.sh --openmpi build-test/openmpi --mpich build-test/mpich \
+    --runs "${CHAOS_RUNS:-10}" --hogs 2 --out build-test/chaos | tee build-test/chaos.log
+  # shellcheck disable=SC2046
+  set -- $(sed -n 's/^chaos: [0-9]* runs, \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' build-test/chaos.log)
+  passed=$((passed + ${1:-0})); failed=$((failed + ${2:-1}))
+else
+  echo "chaos: no Open MPI or MPICH build to run"; failed=$((failed + 1))
 fi
 CC=clang run_suite fuzz -DFTMW_FUZZ=ON -DFTMW_BUILD_TESTS=OFF -DFTMW_BUILD_EXAMPLES=OFF -DFTMW_BUILD_BENCH=OFF \
   -DFTMW_FUZZ_SECONDS=60
