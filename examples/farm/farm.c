@@ -63,16 +63,28 @@ static int worker(uint64_t seed, long work_us) {
 }
 
 typedef struct {
+  int W;
   int64_t *queue; /* tasks to hand out (re-issued ones pushed back) */
   int64_t nqueue;
   int64_t *held; /* held[r]: task worker r is computing, or -1 */
+  char *lost;    /* lost[r]: worker r failed and could not be restored */
   int failures, restores;
 } farm_t;
+
+/* Worker r failed: restores it, or counts it lost. Returns 1 if restored. */
+static int restore(farm_t *f, int r) {
+  if (ft_restore(r)) {
+    f->restores++;
+    return 1;
+  }
+  f->lost[r] = 1;
+  return 0;
+}
 
 /* Gives worker r its next task, restoring it as often as needed. Returns 1
  * if r is busy, 0 if it is idle (no task left) or lost for good. */
 static int dispatch(farm_t *f, int r) {
-  while (f->nqueue > 0) {
+  while (f->nqueue > 0 && !f->lost[r]) {
     int64_t t = f->queue[f->nqueue - 1];
     if (ft_send(&t, 1, FT_LONG_LONG, r, TAG_TASK) == 1) {
       f->nqueue--;
@@ -80,28 +92,36 @@ static int dispatch(farm_t *f, int r) {
       return 1;
     }
     f->failures++;
-    if (!ft_restore(r))
-      return 0;
-    f->restores++;
+    restore(f, r);
   }
   return 0;
 }
 
+/* Gives the queued tasks to the idle workers: a task put back when its
+ * worker was lost may find every other worker idle. Returns how many
+ * became busy. */
+static int dispatch_idle(farm_t *f) {
+  int busy = 0;
+  for (int r = 1; r <= f->W && f->nqueue > 0; r++)
+    if (f->held[r] < 0)
+      busy += dispatch(f, r);
+  return busy;
+}
+
 static int master(int W, int64_t ntasks, int every_master) {
-  farm_t f = {0};
+  farm_t f = {.W = W};
   f.queue = malloc((size_t)ntasks * sizeof(int64_t));
   f.held = malloc(((size_t)W + 1) * sizeof(int64_t));
+  f.lost = calloc((size_t)W + 1, 1);
   char *done = calloc((size_t)ntasks, 1);
-  if (!f.queue || !f.held || !done)
+  if (!f.queue || !f.held || !f.lost || !done)
     return 1;
   for (int64_t i = 0; i < ntasks; i++)
     f.queue[i] = ntasks - 1 - i; /* handed out from the end: 0, 1, ... */
   f.nqueue = ntasks;
-  int busy = 0;
-  for (int r = 1; r <= W; r++) {
+  for (int r = 1; r <= W; r++)
     f.held[r] = -1;
-    busy += dispatch(&f, r);
-  }
+  int busy = dispatch_idle(&f);
   uint64_t checksum = 0;
   int64_t ndone = 0, duplicates = 0;
   while (busy > 0) {
@@ -117,10 +137,8 @@ static int master(int W, int64_t ntasks, int every_master) {
         f.held[r] = -1;
         busy--;
       }
-      if (ft_restore(r)) {
-        f.restores++;
-        busy += dispatch(&f, r);
-      }
+      restore(&f, r);
+      busy += dispatch_idle(&f);
       continue;
     }
     int r = st.source;
@@ -145,6 +163,7 @@ static int master(int W, int64_t ntasks, int every_master) {
   }
   free(f.queue);
   free(f.held);
+  free(f.lost);
   free(done);
   return ndone == ntasks && duplicates == 0 ? 0 : 1;
 }

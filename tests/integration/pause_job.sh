@@ -10,13 +10,15 @@
 #     fault-free one, every task once, printed by every surviving master.
 # Each master prints (farm --every-master): the result lines must match
 # WANT (" && "-separated regexes) once per surviving master.
+# TASKS (environment, default 400) is the farm's number of tasks, each of
+# 20 ms.
 # Usage: pause_job.sh FTMWRUN FARM "FTMWRUN-OPTIONS" MASTERS WHO PAUSE_MS WANT
 set -u
 ftmwrun=$1 farm=$2 opts=$3 masters=$4 who=$5 pause_ms=$6 want=$7
 tmp=$(mktemp -d)
 trap 'kill -CONT $pids 2>/dev/null; rm -rf "$tmp"' EXIT
 pids=
-args=(--tasks 400 --work-us 20000 --every-master)
+args=(--tasks "${TASKS:-400}" --work-us 20000 --every-master)
 # The fault-free answer.
 "$(dirname "$0")/reference.sh" "$tmp/ref" "$ftmwrun" "--static -w 3" "$farm" "${args[@]}" || exit 1
 ref=$(grep '^checksum' "$tmp/ref")
