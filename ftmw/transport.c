@@ -1340,8 +1340,7 @@ static void stalled(uint64_t gap, uint64_t now) {
         drain(st.masters[k].conn);
   if (st.orphan_since)
     st.orphan_since = later(st.orphan_since, gap, now);
-  if (gap >= (uint64_t)st.cfg.heartbeat_ms * 4)
-    ftmw_trace("stalled", "\"ms\":%llu", (unsigned long long)gap);
+  ftmw_trace("stalled", "\"ms\":%llu", (unsigned long long)gap);
 }
 
 /* Milliseconds from t to now; 0 for a t after now (a read during this

@@ -285,19 +285,28 @@ inject() {
 
 # --- checks on the trace ---------------------------------------------------------
 # check_trace FAULTS TRACE [CUTOFF]: (detections from the wall time CUTOFF
-# on, when the watchdog killed the job, are not looked at) prints "FP <line>" per failure_detected of a
-# peer the harness neither killed nor hung (by then), "UNDETECTED <fault>"
-# per hung process never declared failed, "DIVERGED <line>" per replica
-# that left the job.
+# on, when the watchdog killed the job, are not looked at) prints "FP
+# <line>" per failure_detected of a peer the harness neither killed nor
+# hung (by then), "UNDETECTED <fault>" per hung process that had to be
+# declared failed and was not, "DIVERGED <line>" per replica that left the
+# job. A hang has to be detected when some master watching the process ran
+# its loop for longer than the timeout plus two heartbeats of it: a master
+# not itself faulted during the hang, nor gone, whose own stalls (traced
+# "stalled": the detector does not count them, docs/limits.md) left that
+# much of the hang.
 check_trace() {
-  awk -v cutoff="${3:-0}" "$AWK_JGET"'
-    FNR == NR { if ($1 == "F") { n++; ft[n] = $2; fk[n] = $3; fr[n] = $4; fi[n] = $5; fe[n] = $6; fp[n] = $7; fd[n] = $8; fl[n] = $0 }
+  awk -v cutoff="${3:-0}" -v timeout="$eff_timeout" -v hb="${heartbeat_ms:-250}" "$AWK_JGET"'
+    function overlap(a0, a1, b0, b1) { a0 = a0 > b0 ? a0 : b0; a1 = a1 < b1 ? a1 : b1; return a1 > a0 ? a1 - a0 : 0 }
+    FNR == NR { if ($1 == "F") { n++; ft[n] = $2; fk[n] = $3; fr[n] = $4; fi[n] = $5; fe[n] = $6; fp[n] = $7; fd[n] = $8; fl[n] = $0
+                                 fend[n] = $3 == "kill" ? 1e12 : $2 + $8 / 1000 }
+                if ($1 == "C") for (i = n; i >= 1; i--) if (fp[i] == $3 && fk[i] != "kill") { fend[i] = $2; break }
                 next }
-    { ev = jget($0, "event") }
-    ev == "finalize" { fin[jget($0, "pid")] = jget($0, "wall") + 0 }
+    { ev = jget($0, "event"); me = jget($0, "pid"); w = jget($0, "wall") + 0 }
+    ev == "launch" && jget($0, "role") == "master" { master[me] = jget($0, "id") }
+    ev == "stalled" { ns++; sp[ns] = me; s1[ns] = w; s0[ns] = w - jget($0, "ms") / 1000 }
+    ev == "finalize" { fin[me] = w }
     ev == "diverged" { print "DIVERGED " $0 }
     ev == "failure_detected" {
-      w = jget($0, "wall") + 0; me = jget($0, "pid")
       if (cutoff > 0 && w >= cutoff) next # the watchdog killed the job
       split(jget($0, "peer"), a, " "); pe = jget($0, "peer_epoch")
       # A process hung past the timeout (declared failed, fenced) sees its
@@ -317,9 +326,21 @@ check_trace() {
       }
     }
     END {
-      for (i = 1; i <= n; i++)
-        if (fk[i] == "hang" && !seen[i] && !(fp[i] in fin && fin[fp[i]] < ft[i]))
-          print "UNDETECTED " fl[i]
+      for (i = 1; i <= n; i++) {
+        if (fk[i] != "hang" || seen[i] || (fp[i] in fin && fin[fp[i]] < ft[i])) continue
+        best = 0
+        for (m in master) {
+          if (m == fp[i] || ((m in fin) && fin[m] < fend[i])) continue
+          busy = 0
+          for (j = 1; j <= n; j++) if (fp[j] == m && ft[j] < fend[i] && fend[j] > ft[i]) busy = 1
+          if (busy) continue
+          ran = fend[i] - ft[i]
+          for (j = 1; j <= ns; j++) if (sp[j] == m) ran -= overlap(s0[j], s1[j], ft[i], fend[i])
+          if (ran > best) best = ran
+        }
+        if (best * 1000 > timeout + 2 * hb)
+          print "UNDETECTED " fl[i] sprintf(" [a master ran %.2f s of it]", best)
+      }
     }' "$1" "$2"
 }
 
