@@ -13,7 +13,7 @@
 set -u
 ftmwrun=$1 opts=$2 fault=$3 want_fail=$4 want_rest=$5 calls=$6 result=$7 ref_prog=$8 prog=$9
 shift 9
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/workdir.sh"
 trace=$tmp/trace
 # Each run's output is shown as it comes, so that a run that hangs until
 # run_job.sh's limit still shows how far it got. Its standard output (the

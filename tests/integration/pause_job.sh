@@ -15,8 +15,9 @@
 # Usage: pause_job.sh FTMWRUN FARM "FTMWRUN-OPTIONS" MASTERS WHO PAUSE_MS WANT
 set -u
 ftmwrun=$1 farm=$2 opts=$3 masters=$4 who=$5 pause_ms=$6 want=$7
-tmp=$(mktemp -d)
-trap 'kill -CONT $pids 2>/dev/null; rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/workdir.sh"
+# shellcheck disable=SC2016
+workdir_exit='kill -CONT $pids 2>/dev/null'
 pids=
 args=(--tasks "${TASKS:-400}" --work-us 20000 --every-master)
 # The fault-free answer.

@@ -13,7 +13,7 @@
 set -u
 ftmwrun=$1 opts=$2 m=$3 fault=$4 want=$5 prog=$6
 shift 6
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/workdir.sh"
 if [ -n "${REF_OPTS:-}" ]; then
   "$(dirname "$0")/reference.sh" "$tmp/ref" "$ftmwrun" "$REF_OPTS" "$prog" "$@" || exit 1
 fi

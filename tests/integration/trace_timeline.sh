@@ -6,7 +6,7 @@
 # Usage: trace_timeline.sh FTMWRUN MULTISTART TIMELINE FTMWRUN-OPTIONS...
 set -u
 ftmwrun=$1 prog=$2 timeline=$3; shift 3
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/workdir.sh"
 FT_TRACE=$tmp/trace FT_TRACE_DATA=10 FT_FAULT="recv.exit:3@2,send.enter:4@3" \
   "$ftmwrun" "$@" "$prog" -n 32 -D 20 > "$tmp/out" 2>&1 || { cat "$tmp/out"; echo "FAIL: run"; exit 1; }
 grep -v PMIX "$tmp/out"
