@@ -58,7 +58,7 @@ fi
 echo "=== chaos"
 if [ -x build-test/openmpi/ftmwrun ] && [ -x build-test/mpich/ftmwrun ]; then
   tests/chaos/chaos.sh --openmpi build-test/openmpi --mpich build-test/mpich \
-    --runs "${CHAOS_RUNS:-10}" --hogs 2 --out build-test/chaos | tee build-test/chaos.log
+    --runs "${CHAOS_RUNS:-8}" --hogs 2 --out build-test/chaos | tee build-test/chaos.log
   # shellcheck disable=SC2046
   set -- $(sed -n 's/^chaos: [0-9]* runs, \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' build-test/chaos.log)
   passed=$((passed + ${1:-0})); failed=$((failed + ${2:-1}))
