@@ -2,6 +2,7 @@
  * transport and the matching queues. Application thread only. */
 #include "ftmw_impl.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -219,6 +220,11 @@ int ft_finalize(void) {
     ftmw_rep_serve();
     uv_mutex_unlock(&st.lock);
   }
+  /* What the program printed is out before the shutdown, which may wait
+   * for seconds and end in a fence's _exit (a pipe's stdout is buffered
+   * until exit): a process that dies from here on has printed. */
+  fflush(stdout);
+  fflush(stderr);
   ftmw_fault_hit(FTMW_FAULT_FINALIZE);
   ftmw_trace("finalize", NULL);
   int clean = 0;

@@ -126,6 +126,7 @@ typedef struct ftmw_peer {
   ftmw_qnode inbox; /* ftmw_msg.by_peer, arrival order */
   char host[FTMW_HOST_MAX];
   int os_pid;
+  uint8_t kernel[FTMW_KERNEL_ID_SIZE]; /* where os_pid means it (wire.h) */
   uint64_t failed_at; /* uv_hrtime() when declared failed */
   /* Application thread only: */
   uint64_t next_seq;

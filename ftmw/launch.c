@@ -1,6 +1,7 @@
 /* Launch over MPI (see launch.h). */
 
 #include "ftmw_impl.h"
+#include "localproc.h"
 
 #include <errno.h>
 #include <mpi.h>
@@ -18,6 +19,16 @@
  * before connecting is retried this many times per ft_restore. */
 #define LOCAL_ATTEMPTS 3
 
+/* A master's listening address, and where it runs (what its WELCOME will
+ * say: pid, host, kernel id), as MPI carries it at launch. */
+typedef struct {
+  char ip[48];
+  int32_t port;
+  int32_t pid;
+  char host[FTMW_HOST_MAX];
+  uint8_t kernel[FTMW_KERNEL_ID_SIZE];
+} ftmw_addr;
+
 /* What MPI carries to each process: fixed size, one binary per job. */
 typedef struct {
   uint32_t magic;
@@ -27,21 +38,13 @@ typedef struct {
   int32_t W, M, S;
   ftmw_config cfg;
   uint8_t secret[FTMW_SECRET_SIZE];
-  char master_ip[FTMW_MAX_MASTERS][48];
-  int32_t master_port[FTMW_MAX_MASTERS];
+  ftmw_addr masters[FTMW_MAX_MASTERS];
   char errmsg[256];
 } ftmw_setup;
 
 /* Every master's listening address, in priority order: what each new
  * process (worker, spare, replacement) is told to connect to. */
-static char master_ip[FTMW_MAX_MASTERS][48];
-static int32_t master_port[FTMW_MAX_MASTERS];
-
-/* A replica's listening address, as MPI carries it at launch. */
-typedef struct {
-  char ip[48];
-  int32_t port;
-} ftmw_addr;
+static ftmw_addr masters_at[FTMW_MAX_MASTERS];
 
 static char exe_path[FTMW_PATH_MAX];
 static char **spawn_args;
@@ -141,16 +144,25 @@ static void apply_setup(const ftmw_setup *s) {
   memcpy(st.secret, s->secret, sizeof(st.secret));
 }
 
-/* Copies every master's address (master_ip/master_port) into s; a master
+/* This master's address, as the others are told it. */
+static void self_addr(ftmw_addr *a) {
+  memset(a, 0, sizeof(*a));
+  snprintf(a->ip, sizeof(a->ip), "%s", st.listen_ip);
+  a->port = st.listen_port;
+  a->pid = (int32_t)getpid();
+  snprintf(a->host, sizeof(a->host), "%s", st.host);
+  ftmw_proc_kernel_id(a->kernel);
+}
+
+/* Copies every master's address (masters_at) into s; a master
  * known dead is not worth a connection attempt (port 0). Takes st.lock:
  * the loop may be changing the masters' states. */
 static void put_masters(ftmw_setup *s) {
-  memcpy(s->master_ip, master_ip, sizeof(master_ip));
-  memcpy(s->master_port, master_port, sizeof(master_port));
+  memcpy(s->masters, masters_at, sizeof(masters_at));
   uv_mutex_lock(&st.lock);
   for (int k = 0; k <= st.M && st.masters; k++)
     if (st.masters[k].state == FTMW_PEER_FAILED)
-      s->master_port[k] = 0;
+      s->masters[k].port = 0;
   uv_mutex_unlock(&st.lock);
 }
 
@@ -165,10 +177,8 @@ static void fill_setup(ftmw_setup *s, int role, int id, uint32_t epoch) {
   s->S = st.S;
   s->cfg = st.cfg;
   memcpy(s->secret, st.secret, sizeof(s->secret));
-  if (st.id == 0 && st.role == FTMW_ROLE_MASTER) {
-    snprintf(master_ip[0], sizeof(master_ip[0]), "%s", st.listen_ip);
-    master_port[0] = st.listen_port;
-  }
+  if (st.id == 0 && st.role == FTMW_ROLE_MASTER)
+    self_addr(&masters_at[0]);
   put_masters(s);
 }
 
@@ -509,7 +519,7 @@ static int spawn_replicas(void) {
       uv_mutex_lock(&st.lock);
       ftmw_peer_failed_locked(p, 1, "died starting");
       uv_mutex_unlock(&st.lock);
-      master_port[k] = 0;
+      masters_at[k].port = 0;
       continue;
     }
     if (a.port <= 0) {
@@ -517,8 +527,8 @@ static int spawn_replicas(void) {
       return -1;
     }
     a.ip[sizeof(a.ip) - 1] = '\0';
-    memcpy(master_ip[k], a.ip, sizeof(master_ip[k]));
-    master_port[k] = a.port;
+    a.host[sizeof(a.host) - 1] = '\0';
+    masters_at[k] = a;
   }
   for (int k = 1; k <= st.M; k++) {
     if (st.masters[k].state == FTMW_PEER_FAILED)
@@ -545,10 +555,8 @@ static int init_spawned_replica(MPI_Comm parent, ftmw_setup *s) {
   for (int k = st.id + 1; k <= st.M; k++)
     st.masters[k].state = FTMW_PEER_LAUNCHING;
   if (place_workers() == 0 && resolve_self() == 0 &&
-      ftmw_transport_start(1) == FT_SUCCESS) {
-    snprintf(a.ip, sizeof(a.ip), "%s", st.listen_ip);
-    a.port = st.listen_port;
-  }
+      ftmw_transport_start(1) == FT_SUCCESS)
+    self_addr(&a);
   if (MPI_Send(&a, sizeof(a), MPI_BYTE, 0, SETUP_TAG, parent) != MPI_SUCCESS ||
       a.port <= 0)
     return -1;
@@ -559,8 +567,7 @@ static int init_spawned_replica(MPI_Comm parent, ftmw_setup *s) {
   if (recv_bounded(&all, sizeof(all), parent, wait_ms) != 0 ||
       all.magic != SETUP_MAGIC)
     return -1;
-  memcpy(master_ip, all.master_ip, sizeof(master_ip));
-  memcpy(master_port, all.master_port, sizeof(master_port));
+  memcpy(masters_at, all.masters, sizeof(masters_at));
   put_masters(s);
   return 0;
 }
@@ -654,14 +661,12 @@ static int init_static(int rank, int size, ftmw_setup *out) {
 
 /* Static mode with replicas: every rank learns every master's listening
  * address (one MPI_Allgather; a replica that could not listen sends port
- * 0 and the job stops). Fills s and master_ip/master_port. */
+ * 0 and the job stops). Fills s and masters_at. */
 static int gather_masters(int rank, int size, ftmw_setup *s) {
   ftmw_addr mine, *all = calloc((size_t)size, sizeof(*all));
   memset(&mine, 0, sizeof(mine));
-  if (st.role == FTMW_ROLE_MASTER) {
-    snprintf(mine.ip, sizeof(mine.ip), "%s", st.listen_ip);
-    mine.port = st.listen_port;
-  }
+  if (st.role == FTMW_ROLE_MASTER)
+    self_addr(&mine);
   int ok = all != NULL;
   if (MPI_Allgather(&mine, sizeof(mine), MPI_BYTE, all ? all : &mine,
                     sizeof(mine), MPI_BYTE, MPI_COMM_WORLD) != MPI_SUCCESS)
@@ -674,8 +679,7 @@ static int gather_masters(int rank, int size, ftmw_setup *s) {
       ok = 0;
       break;
     }
-    memcpy(master_ip[k], all[r].ip, sizeof(master_ip[k]));
-    master_port[k] = all[r].port;
+    masters_at[k] = all[r];
   }
   put_masters(s);
   free(all);
@@ -686,7 +690,7 @@ static int gather_masters(int rank, int size, ftmw_setup *s) {
 
 /* Connects to masters[0..last] (a worker or spare: every master; replica
  * k: the masters before it, its transport already listening). */
-static int connect_masters(const char ip[][48], const int32_t *port) {
+static int connect_masters(const ftmw_addr *m) {
   int last = st.role == FTMW_ROLE_MASTER ? st.id - 1 : st.M;
   if (st.role != FTMW_ROLE_MASTER && ftmw_transport_start(0) != FT_SUCCESS)
     return -1;
@@ -698,18 +702,21 @@ static int connect_masters(const char ip[][48], const int32_t *port) {
   uint64_t deadline = ftmw_now_ms() + FTMW_LAUNCH_WAIT_MS;
   int alive = 0;
   for (int k = last; k >= 0; k--) {
-    if (port[k] <= 0) { /* dead when this process was launched */
+    if (m[k].port <= 0) { /* dead when this process was launched */
       ftmw_peer_failed_locked(&st.masters[k], 1, "dead before this process");
       continue;
     }
     ftmw_op op = {.kind = FTMW_OP_CONNECT, .peer = &st.masters[k]};
     struct sockaddr_in *a = (struct sockaddr_in *)&op.addr;
-    if (uv_ip4_addr(ip[k], port[k], a) != 0) {
+    if (uv_ip4_addr(m[k].ip, m[k].port, a) != 0) {
       uv_mutex_unlock(&st.lock);
-      ftmw_log("bad master address %s:%d", ip[k], (int)port[k]);
+      ftmw_log("bad master address %s:%d", m[k].ip, (int)m[k].port);
       return -1;
     }
     st.masters[k].state = FTMW_PEER_LAUNCHING;
+    /* Where it runs, so that a silent master is judged by the usual
+     * rules (its kernel's answer too) even before its WELCOME. */
+    ftmw_peer_place_locked(&st.masters[k], m[k].pid, m[k].host, m[k].kernel);
     ftmw_transport_submit(&op, 1);
     ftmw_op_wait_locked(&op);
     /* A master that already said BYE was reached: the job ended before
@@ -876,7 +883,7 @@ int ftmw_launch_init(int *argc, char ***argv) {
     ftmw_fault_arm(st.cfg.fault, st.role == FTMW_ROLE_MASTER, st.id, st.epoch);
   st.restored = rc == 0;
   if (st.role == FTMW_ROLE_MASTER) {
-    if (st.id > 0 && connect_masters(s.master_ip, s.master_port) != 0)
+    if (st.id > 0 && connect_masters(s.masters) != 0)
       return -1;
     uv_mutex_lock(&st.lock);
     uint64_t deadline = ftmw_now_ms() + FTMW_LAUNCH_WAIT_MS;
@@ -892,7 +899,7 @@ int ftmw_launch_init(int *argc, char ***argv) {
                st.W, st.S, st.M);
     return 1;
   }
-  if (connect_masters(s.master_ip, s.master_port) != 0)
+  if (connect_masters(s.masters) != 0)
     return -1;
   if (st.role == FTMW_ROLE_SPARE)
     return spare_wait();

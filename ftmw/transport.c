@@ -2,6 +2,7 @@
  * owns the loop (see lp below), except ftmw_transport_start/submit/stop,
  * the wait helpers and io_thread's hand-over. */
 #include "ftmw_impl.h"
+#include "localproc.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -32,6 +33,8 @@ typedef struct ftmw_conn {
   int broken;     /* a read failed (EOF, reset): nothing more goes out */
   const char *reject; /* why an unauthenticated frame was refused */
   uint64_t opened_ms, last_rx_ms, last_tx_ms;
+  int starved; /* silent past the timeout but starved: traced once */
+  uint64_t asleep_ms; /* ...and found asleep since then (see spared) */
   char addr[64];
   uv_connect_t connect_req;
   uint8_t stage[STAGE_SIZE];
@@ -70,6 +73,7 @@ static struct {
   int new_fd; /* ...on a new connection (see loop_leave) */
   int writes; /* uv_write requests not yet called back */
   uint64_t last_tick; /* ftmw_now_ms() of the last heartbeat tick */
+  uint64_t stalled_ms; /* the stalls' total (atomic: read by any thread) */
   /* Under st.lock: */
   int inside;        /* calls waiting in the loop */
   int io_state;      /* IO_* */
@@ -531,6 +535,39 @@ static void payload_release(void *ctx, void *payload) {
   ftmw_msg_free(FTMW_CONTAINER_OF(payload, ftmw_msg, data));
 }
 
+/* This process's kernel id (localproc.h), read at ftmw_transport_start. */
+static uint8_t my_kernel[FTMW_KERNEL_ID_SIZE];
+
+/* Who this process is, for a HELLO (all of it) or a WELCOME (where it
+ * runs: pid, host, kernel). */
+static void hello_of_self(ftmw_hello *m) {
+  memset(m, 0, sizeof(*m));
+  m->role = (uint32_t)st.role;
+  m->id = (uint32_t)st.id;
+  m->epoch = st.epoch;
+  m->pid = (uint32_t)getpid();
+  memcpy(m->secret, st.secret, sizeof(m->secret));
+  snprintf(m->host, sizeof(m->host), "%s", st.host);
+  memcpy(m->kernel, my_kernel, sizeof(m->kernel));
+}
+
+void ftmw_peer_place_locked(ftmw_peer *p, int pid, const char *host,
+                            const uint8_t *kernel) {
+  p->os_pid = pid;
+  snprintf(p->host, sizeof(p->host), "%s", host);
+  memcpy(p->kernel, kernel, sizeof(p->kernel));
+}
+
+/* Accepts p's HELLO on c, telling it who this process is. */
+static void send_welcome(ftmw_conn *c, const ftmw_peer *p) {
+  ftmw_hello m;
+  hello_of_self(&m);
+  uint8_t payload[FTMW_WELCOME_SIZE];
+  ftmw_wire_encode_welcome(payload, &m);
+  send_ctrl(c, FTMW_FRAME_WELCOME, p->pid_wire, 0, 0, 0, payload,
+            sizeof(payload));
+}
+
 /* A replica (or a master that took over) adopts connection c as worker
  * w's incarnation e, which the process announced itself: a spare's
  * ACTIVATED, or a spawned worker's HELLO. The primary's ft_restore made
@@ -538,21 +575,21 @@ static void payload_release(void *ctx, void *payload) {
  * incarnation; what that one left queued is dropped, as the primary
  * dropped it. welcome: answer a HELLO (before w is seen alive). */
 static void adopt(ftmw_conn *c, ftmw_peer *w, uint32_t e, int from_spare,
-                  int pid, const char *host, int welcome) {
+                  int pid, const char *host, const uint8_t *kernel,
+                  int welcome) {
   if (w->conn != NULL)
     peer_down(w, 0, "replaced by the primary's ft_restore");
   c->peer = w;
   w->conn = c;
   if (welcome)
-    send_ctrl(c, FTMW_FRAME_WELCOME, w->pid_wire, 0, 0, 0, NULL, 0);
+    send_welcome(c, w);
   uv_mutex_lock(&st.lock);
   int dropped = ftmw_match_drop(w);
   w->epoch = e;
   w->state = FTMW_PEER_ALIVE;
   w->fin = 0;
   w->from_spare = from_spare;
-  w->os_pid = pid;
-  snprintf(w->host, sizeof(w->host), "%s", host);
+  ftmw_peer_place_locked(w, pid, host, kernel);
   wake_locked();
   uv_mutex_unlock(&st.lock);
   ftmw_trace("adopted", "\"peer\":%d,\"peer_epoch\":%u,\"spare\":%d,"
@@ -594,7 +631,7 @@ static int on_hello(ftmw_conn *c, const uint8_t *payload) {
   uv_mutex_unlock(&st.lock);
   if (!ok && later) {
     c->reader.max_payload = st.cfg.max_message;
-    adopt(c, p, m.epoch, 0, (int)m.pid, m.host, 1);
+    adopt(c, p, m.epoch, 0, (int)m.pid, m.host, m.kernel, 1);
     return 0;
   }
   if (!ok) {
@@ -606,13 +643,12 @@ static int on_hello(ftmw_conn *c, const uint8_t *payload) {
   c->reader.max_payload = st.cfg.max_message;
   /* WELCOME is written before the application can see p alive: a master
    * killed just after ft_init has still welcomed everyone. */
-  send_ctrl(c, FTMW_FRAME_WELCOME, p->pid_wire, 0, 0, 0, NULL, 0);
+  send_welcome(c, p);
   uv_mutex_lock(&st.lock);
   ok = p->state == FTMW_PEER_LAUNCHING; /* not given up on meanwhile */
   if (ok) {
     p->state = FTMW_PEER_ALIVE;
-    p->os_pid = (int)m.pid;
-    memcpy(p->host, m.host, sizeof(p->host));
+    ftmw_peer_place_locked(p, (int)m.pid, m.host, m.kernel);
     wake_locked();
   }
   uv_mutex_unlock(&st.lock);
@@ -837,7 +873,7 @@ static int on_adopt(ftmw_conn *c, const ftmw_hdr *h) {
   sp->state = FTMW_PEER_DONE;
   uv_mutex_unlock(&st.lock);
   sp->conn = NULL;
-  adopt(c, &st.workers[r], e, sp->id + 1, sp->os_pid, sp->host, 0);
+  adopt(c, &st.workers[r], e, sp->id + 1, sp->os_pid, sp->host, sp->kernel, 0);
   return 0;
 }
 
@@ -973,14 +1009,26 @@ static int on_frame(void *ctx, const ftmw_hdr *h, void *payload) {
     return 0;
   }
   case FTMW_FRAME_WELCOME:
-  case FTMW_FRAME_ACTIVATED:
+  case FTMW_FRAME_ACTIVATED: {
+    ftmw_hello m;
+    if (h->type == FTMW_FRAME_WELCOME) {
+      int rc = ftmw_wire_decode_welcome(payload, h->len, &m);
+      payload_release(c, payload);
+      if (rc != FTMW_WIRE_OK) {
+        peer_down(p, 0, "protocol error: malformed WELCOME");
+        return 1;
+      }
+    }
     uv_mutex_lock(&st.lock);
+    if (h->type == FTMW_FRAME_WELCOME)
+      ftmw_peer_place_locked(p, (int)m.pid, m.host, m.kernel);
     p->welcomed = 1;
     if (p->state == FTMW_PEER_LAUNCHING)
       p->state = FTMW_PEER_ALIVE;
     wake_locked();
     uv_mutex_unlock(&st.lock);
     return 0;
+  }
   case FTMW_FRAME_FIN:
   case FTMW_FRAME_BYE:
     uv_mutex_lock(&st.lock);
@@ -1078,6 +1126,8 @@ static void got_bytes(ftmw_conn *c, ssize_t nread) {
   if (nread == 0)
     return;
   c->last_rx_ms = ftmw_now_ms();
+  c->starved = 0;
+  c->asleep_ms = 0;
   int rc = c->direct ? ftmw_reader_direct_done(&c->reader, (size_t)nread)
                      : ftmw_reader_feed(&c->reader, c->stage, (size_t)nread);
   if (rc == 0 || c->closing)
@@ -1204,12 +1254,8 @@ static void on_connect(uv_connect_t *req, int status) {
     return;
   }
   conn_ready(c);
-  ftmw_hello m = {.role = (uint32_t)st.role,
-                  .id = (uint32_t)st.id,
-                  .epoch = st.epoch,
-                  .pid = (uint32_t)getpid()};
-  memcpy(m.secret, st.secret, sizeof(m.secret));
-  snprintf(m.host, sizeof(m.host), "%s", st.host);
+  ftmw_hello m;
+  hello_of_self(&m);
   uint8_t payload[FTMW_HELLO_SIZE];
   ftmw_wire_encode_hello(payload, &m);
   send_ctrl(c, FTMW_FRAME_HELLO, p->pid_wire, 0, 0, 0, payload, sizeof(payload));
@@ -1254,8 +1300,7 @@ static void do_activate(ftmw_op *op) {
   send_ctrl(c, FTMW_FRAME_ACTIVATE, sp->pid_wire, w->id, w->epoch, 0, NULL, 0);
   uv_mutex_lock(&st.lock);
   sp->state = FTMW_PEER_DONE;
-  w->os_pid = sp->os_pid;
-  memcpy(w->host, sp->host, sizeof(w->host));
+  ftmw_peer_place_locked(w, sp->os_pid, sp->host, sp->kernel);
   uv_mutex_unlock(&st.lock);
   sp->conn = NULL;
   c->peer = w;
@@ -1324,7 +1369,17 @@ static uint64_t later(uint64_t t, uint64_t gap, uint64_t now) {
   return t + gap < now ? t + gap : now;
 }
 
-static void stalled(uint64_t gap, uint64_t now) {
+/* What the loop's thread did during a stall: ran (cpu), waited for a CPU
+ * (runq: starved) or slept (the rest: blocked, or the process stopped),
+ * from the statistics the same thread read at the previous tick. */
+static struct {
+  uint64_t cpu, runq;
+  uint64_t at;   /* lp.last_tick of the reading */
+  uv_thread_t by;
+} sched_seen;
+
+static void stalled(uint64_t gap, uint64_t now, int known, uint64_t cpu_ms,
+                    uint64_t runq_ms) {
   for (ftmw_qnode *n = ftmw_q_head(&st.conns); n != &st.conns; n = n->next) {
     ftmw_conn *c = FTMW_CONTAINER_OF(n, ftmw_conn, node);
     c->last_rx_ms = later(c->last_rx_ms, gap, now);
@@ -1340,44 +1395,136 @@ static void stalled(uint64_t gap, uint64_t now) {
         drain(st.masters[k].conn);
   if (st.orphan_since)
     st.orphan_since = later(st.orphan_since, gap, now);
-  ftmw_trace("stalled", "\"ms\":%llu", (unsigned long long)gap);
+  __atomic_add_fetch(&lp.stalled_ms, gap, __ATOMIC_RELAXED);
+  if (known)
+    ftmw_trace("stalled", "\"ms\":%llu,\"cpu_ms\":%llu,\"runq_ms\":%llu",
+               (unsigned long long)gap, (unsigned long long)cpu_ms,
+               (unsigned long long)runq_ms);
+  else
+    ftmw_trace("stalled", "\"ms\":%llu", (unsigned long long)gap);
+}
+
+uint64_t ftmw_transport_stalled_ms(void) {
+  return __atomic_load_n(&lp.stalled_ms, __ATOMIC_RELAXED);
 }
 
 /* Milliseconds from t to now; 0 for a t after now (a read during this
  * tick, stalled's drain, stamps a later time than the tick's now). */
 static uint64_t since(uint64_t t, uint64_t now) { return now > t ? now - t : 0; }
 
+/* A peer silent past the timeout is asked about, if it runs on this host:
+ * the kernel knows whether it is gone, stopped, or runnable but not given
+ * a CPU (an overloaded machine), and only the last is a live process. Such
+ * a peer is spared up to STARVED_MAX timeouts of silence (as long as a
+ * connection without HELLO is kept, see tick_cb). A peer asleep is hung only if it is
+ * still asleep, and silent, ASLEEP_MIN_MS later (a tick later at least):
+ * one found asleep just after a long starvation has run its loop and gone
+ * back to sleep, its heartbeat on the way (seen in a job's trace: declared
+ * failed 25 ms after it resumed). */
+#define ASLEEP_MIN_MS 250
+#define STARVED_MAX 10
+
+/* Whether the silent peer on c is spared; *verdict says what this host's
+ * kernel said of it (FTMW_PROC_UNKNOWN for a peer on another host). */
+static int spared(ftmw_conn *c, uint64_t silent, uint64_t to, uint64_t now,
+                  int *verdict) {
+  ftmw_peer *p = c->peer;
+  *verdict = FTMW_PROC_UNKNOWN;
+  if (p->os_pid <= 0 || p->os_pid == getpid() ||
+      strcmp(p->host, st.host) != 0 || !ftmw_proc_same_kernel(p->kernel, my_kernel))
+    return 0;
+  *verdict = ftmw_proc_look("/proc", p->os_pid);
+  if (*verdict != FTMW_PROC_ASLEEP)
+    c->asleep_ms = 0;
+  else if (c->asleep_ms == 0)
+    c->asleep_ms = now;
+  if (c->asleep_ms != 0 && since(c->asleep_ms, now) < ASLEEP_MIN_MS)
+    return 1;
+  if (*verdict != FTMW_PROC_STARVED || silent > STARVED_MAX * to)
+    return 0;
+  if (!c->starved) {
+    c->starved = 1;
+    char name[48];
+    ftmw_trace("peer_starved", "\"peer\":\"%s\",\"pid\":%d,\"ms\":%llu",
+               peer_name(p, name, sizeof(name)), p->os_pid,
+               (unsigned long long)silent);
+  }
+  return 1;
+}
+
+/* The tick.sleep fault: the loop's thread asleep, without running the
+ * loop, until a master has cut this process off (declared it failed, and
+ * closed its connection), for at most max_ms. */
+static void sleep_until_cut(uint64_t max_ms) {
+  uint64_t end = ftmw_now_ms() + max_ms;
+  while (ftmw_now_ms() < end) {
+    struct pollfd fds[FTMW_MAX_MASTERS];
+    int n = 0;
+    uv_os_fd_t fd;
+    for (int k = 0; k <= st.M; k++)
+      if (st.masters[k].conn != NULL &&
+          uv_fileno((const uv_handle_t *)&st.masters[k].conn->tcp, &fd) == 0)
+        fds[n++] = (struct pollfd){.fd = fd, .events = POLLRDHUP};
+    if (poll(fds, (nfds_t)n, 100) > 0)
+      for (int i = 0; i < n; i++)
+        if (fds[i].revents & (POLLRDHUP | POLLHUP | POLLERR))
+          return;
+  }
+}
+
 /* Heartbeats, silence timeouts, handshake deadlines, orphan exit. */
 static void tick_cb(uv_timer_t *t) {
   (void)t;
-  uint64_t now = ftmw_now_ms();
   uint64_t hb = (uint64_t)st.cfg.heartbeat_ms, to = (uint64_t)st.cfg.timeout_ms;
+  if (ftmw_fault_fires(FTMW_FAULT_TICK_STARVE)) /* runnable, loop not run */
+    for (uint64_t end = uv_hrtime() + 4 * to * 1000000u; uv_hrtime() < end;)
+      ;
+  if (ftmw_fault_fires(FTMW_FAULT_TICK_SLEEP)) /* asleep, loop not run */
+    sleep_until_cut(STARVED_MAX * to);
+  uint64_t now = ftmw_now_ms();
   /* The tick repeats every hb ms while the loop runs; a later one means
    * that it did not run (two ticks' leeway for a busy pass). */
-  if (lp.last_tick != 0 && now - lp.last_tick > 2 * hb)
-    stalled(now - lp.last_tick - hb, now);
+  uint64_t cpu = 0, runq = 0;
+  uv_thread_t self = uv_thread_self();
+  int known = ftmw_proc_thread_sched(&cpu, &runq);
+  if (lp.last_tick != 0 && now - lp.last_tick > 2 * hb) {
+    int same = known && sched_seen.at == lp.last_tick &&
+               uv_thread_equal(&sched_seen.by, &self);
+    stalled(now - lp.last_tick - hb, now, same,
+            same ? (cpu - sched_seen.cpu) / 1000000 : 0,
+            same ? (runq - sched_seen.runq) / 1000000 : 0);
+  }
   lp.last_tick = now;
+  sched_seen.cpu = cpu;
+  sched_seen.runq = runq;
+  sched_seen.at = known ? now : 0;
+  sched_seen.by = self;
   ftmw_qnode *n = ftmw_q_head(&st.conns);
   while (n != &st.conns) {
     ftmw_conn *c = FTMW_CONTAINER_OF(n, ftmw_conn, node);
     n = n->next; /* c may be closed (and unlinked) below */
-    if (c->peer == NULL) {
-      if (since(c->opened_ms, now) > to) {
+    if (c->peer == NULL) { /* no HELLO yet: a process not known, given long */
+      if (since(c->opened_ms, now) > STARVED_MAX * to) {
         ftmw_log("dropped connection from %s: no HELLO within %d ms", c->addr,
-                 st.cfg.timeout_ms);
+                 STARVED_MAX * st.cfg.timeout_ms);
         conn_close(c);
       }
       continue;
     }
     uint64_t silent = since(c->last_rx_ms, now);
+    int verdict;
     if (silent > to && unread(c)) {
       c->last_rx_ms = now;
-    } else if (silent > to) {
-      char why[64];
-      snprintf(why, sizeof(why), "silent for %llu ms",
-               (unsigned long long)silent);
+    } else if (silent > to && !spared(c, silent, to, now, &verdict)) {
+      char why[80];
+      snprintf(why, sizeof(why), "silent for %llu ms%s%s",
+               (unsigned long long)silent,
+               verdict == FTMW_PROC_UNKNOWN ? "" : ", process ",
+               verdict == FTMW_PROC_UNKNOWN ? "" : ftmw_proc_verdict_name(verdict));
       peer_down(c->peer, 0, why);
-    } else if (since(c->last_tx_ms, now) >= hb / 2 && !c->connecting)
+      continue;
+    }
+    if (since(c->last_tx_ms, now) >= hb / 2 && !c->connecting)
       send_ctrl(c, FTMW_FRAME_HEARTBEAT, c->peer->pid_wire, 0, 0, 0, NULL, 0);
   }
   if (st.orphan_since && since(st.orphan_since, now) > to) {
@@ -1390,6 +1537,7 @@ static void tick_cb(uv_timer_t *t) {
 /* The I/O thread: the loop's owner while no call waits (see lp). */
 static void io_thread(void *arg) {
   (void)arg;
+  pthread_setname_np(pthread_self(), FTMW_IO_THREAD_NAME);
   int timeout = 0;
   for (;;) {
     uv_mutex_lock(&st.lock);
@@ -1444,6 +1592,7 @@ int ftmw_transport_start(int listen) {
   /* Traced from its first event on: the loop may trace from now on, on
    * either thread. */
   ftmw_trace_open(st.cfg.trace);
+  ftmw_proc_kernel_id(my_kernel);
   ftmw_q_init(&st.conns);
   if (uv_mutex_init(&lp.owner) != 0)
     return FT_ERR_INTERNAL;

@@ -21,6 +21,10 @@ void ftmw_transport_submit(ftmw_op *op, int lock_held);
 /* Closes every connection and joins the thread. Application thread. */
 void ftmw_transport_stop(void);
 
+/* Milliseconds this process's loop has not run so far, over all its
+ * stalls (traced `stalled`): time in which it watched nobody. Any thread. */
+uint64_t ftmw_transport_stalled_ms(void);
+
 /* Prepares op to carry one frame to peer p (its current incarnation):
  * type, tag, flags and data (NULL/0 for none). seq is left for the caller
  * (DATA numbers its frames per peer). */
@@ -44,6 +48,12 @@ int ftmw_wait_locked(int64_t ms);
  * that the application must hear of it (a call that names p reports it).
  * Returns 1 if p was live or launching. */
 int ftmw_peer_failed_locked(ftmw_peer *p, int report, const char *why);
+
+/* Where p's process runs, as its HELLO, its WELCOME or (for a master) the
+ * set-up record says: the failure detector asks that kernel about a
+ * silent peer on this host (localproc.h). st.lock held. */
+void ftmw_peer_place_locked(ftmw_peer *p, int pid, const char *host,
+                            const uint8_t *kernel);
 
 /* The first live master in priority order (this process, if it is a
  * master and none before it lives), or -1 (st.lock held): the primary. */

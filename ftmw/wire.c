@@ -43,6 +43,10 @@ int ftmw_wire_decode(const uint8_t in[FTMW_HDR_SIZE], uint64_t max_payload,
     if (h->len != FTMW_HELLO_SIZE)
       return FTMW_WIRE_ELEN;
     break;
+  case FTMW_FRAME_WELCOME:
+    if (h->len != FTMW_WELCOME_SIZE)
+      return FTMW_WIRE_ELEN;
+    break;
   case FTMW_FRAME_KEPT:
     if (h->len < 4)
       return FTMW_WIRE_ELEN;
@@ -77,15 +81,20 @@ int ftmw_wire_decode(const uint8_t in[FTMW_HDR_SIZE], uint64_t max_payload,
   return FTMW_WIRE_OK;
 }
 
+/* A host name field: NUL-padded, and NUL-terminated within it. */
+static void put_host(uint8_t out[FTMW_HOST_MAX], const char *host) {
+  memset(out, 0, FTMW_HOST_MAX);
+  memcpy(out, host, strnlen(host, FTMW_HOST_MAX - 1));
+}
+
 void ftmw_wire_encode_hello(uint8_t out[FTMW_HELLO_SIZE], const ftmw_hello *m) {
   memcpy(out, m->secret, FTMW_SECRET_SIZE);
   ftmw_put32(out + 32, m->role);
   ftmw_put32(out + 36, m->id);
   ftmw_put32(out + 40, m->epoch);
   ftmw_put32(out + 44, m->pid);
-  memset(out + 48, 0, FTMW_HOST_MAX);
-  size_t n = strnlen(m->host, FTMW_HOST_MAX - 1);
-  memcpy(out + 48, m->host, n);
+  put_host(out + 48, m->host);
+  memcpy(out + 48 + FTMW_HOST_MAX, m->kernel, FTMW_KERNEL_ID_SIZE);
 }
 
 int ftmw_wire_decode_hello(const uint8_t *in, size_t len, ftmw_hello *m) {
@@ -97,10 +106,26 @@ int ftmw_wire_decode_hello(const uint8_t *in, size_t len, ftmw_hello *m) {
   m->epoch = ftmw_get32(in + 40);
   m->pid = ftmw_get32(in + 44);
   memcpy(m->host, in + 48, FTMW_HOST_MAX);
+  memcpy(m->kernel, in + 48 + FTMW_HOST_MAX, FTMW_KERNEL_ID_SIZE);
   if (m->host[FTMW_HOST_MAX - 1] != '\0')
     return FTMW_WIRE_EHELLO;
   if (m->role < FTMW_ROLE_MASTER || m->role > FTMW_ROLE_SPARE)
     return FTMW_WIRE_EHELLO;
+  return FTMW_WIRE_OK;
+}
+
+void ftmw_wire_encode_welcome(uint8_t out[FTMW_WELCOME_SIZE], const ftmw_hello *m) {
+  ftmw_put32(out, m->pid);
+  put_host(out + 4, m->host);
+  memcpy(out + 4 + FTMW_HOST_MAX, m->kernel, FTMW_KERNEL_ID_SIZE);
+}
+
+int ftmw_wire_decode_welcome(const uint8_t *in, size_t len, ftmw_hello *m) {
+  if (len != FTMW_WELCOME_SIZE || in[4 + FTMW_HOST_MAX - 1] != '\0')
+    return FTMW_WIRE_EHELLO;
+  m->pid = ftmw_get32(in);
+  memcpy(m->host, in + 4, FTMW_HOST_MAX);
+  memcpy(m->kernel, in + 4 + FTMW_HOST_MAX, FTMW_KERNEL_ID_SIZE);
   return FTMW_WIRE_OK;
 }
 
@@ -113,7 +138,7 @@ const char *ftmw_wire_strerror(int rc) {
   case FTMW_WIRE_EFLAGS: return "unknown flags";
   case FTMW_WIRE_ELEN: return "payload length not allowed";
   case FTMW_WIRE_ETAG: return "bad tag";
-  case FTMW_WIRE_EHELLO: return "malformed HELLO";
+  case FTMW_WIRE_EHELLO: return "malformed HELLO or WELCOME";
   default: return "unknown wire error";
   }
 }

@@ -13,11 +13,17 @@
 #include <stdint.h>
 
 #define FTMW_WIRE_MAGIC 0x574d5446u /* "FTMW" on the wire */
-#define FTMW_WIRE_VERSION 1
+#define FTMW_WIRE_VERSION 2
 #define FTMW_HDR_SIZE 40
 #define FTMW_SECRET_SIZE 32
 #define FTMW_HOST_MAX 64
-#define FTMW_HELLO_SIZE (FTMW_SECRET_SIZE + 16 + FTMW_HOST_MAX)
+/* Which kernel, and which of its pid namespaces, a process id belongs to:
+ * the kernel's boot id (16 bytes) and the namespace's inode (8). */
+#define FTMW_KERNEL_ID_SIZE 24
+#define FTMW_HELLO_SIZE (FTMW_SECRET_SIZE + 16 + FTMW_HOST_MAX + FTMW_KERNEL_ID_SIZE)
+/* WELCOME: the master's process id, host name and kernel id, as a HELLO
+ * gives the joining process's (for the failure detector's local check). */
+#define FTMW_WELCOME_SIZE (4 + FTMW_HOST_MAX + FTMW_KERNEL_ID_SIZE)
 
 /* Process identities on the wire: workers are their rank (1..W); masters
  * and spares live in tagged ranges so that no identity is ambiguous. */
@@ -29,7 +35,7 @@
 
 #define FTMW_FRAME_TYPES(XX)                                                   \
   XX(HELLO, 1)     /* first frame of a connection: secret and identity */      \
-  XX(WELCOME, 2)   /* the master accepted a HELLO */                           \
+  XX(WELCOME, 2)   /* the master accepted a HELLO: its pid, host, kernel */    \
   XX(DATA, 3)      /* application message */                                   \
   XX(ACK, 4)       /* the library received DATA seq */                         \
   XX(HEARTBEAT, 5) /* keeps an idle connection alive */                        \
@@ -118,6 +124,7 @@ typedef struct {
   uint32_t epoch;
   uint32_t pid;
   char host[FTMW_HOST_MAX]; /* NUL-terminated */
+  uint8_t kernel[FTMW_KERNEL_ID_SIZE];
 } ftmw_hello;
 
 /* Decoder results (negative: the connection must be closed). */
@@ -129,7 +136,7 @@ enum {
   FTMW_WIRE_EFLAGS = -4,
   FTMW_WIRE_ELEN = -5, /* length not allowed for the type, or over limit */
   FTMW_WIRE_ETAG = -6,
-  FTMW_WIRE_EHELLO = -7
+  FTMW_WIRE_EHELLO = -7, /* also a malformed WELCOME */
 };
 
 void ftmw_wire_encode(uint8_t out[FTMW_HDR_SIZE], const ftmw_hdr *h);
@@ -141,6 +148,10 @@ int ftmw_wire_decode(const uint8_t in[FTMW_HDR_SIZE], uint64_t max_payload,
 
 void ftmw_wire_encode_hello(uint8_t out[FTMW_HELLO_SIZE], const ftmw_hello *m);
 int ftmw_wire_decode_hello(const uint8_t *in, size_t len, ftmw_hello *m);
+/* WELCOME carries the fields of a HELLO that say where the process runs:
+ * pid, host and kernel (the others are left alone). */
+void ftmw_wire_encode_welcome(uint8_t out[FTMW_WELCOME_SIZE], const ftmw_hello *m);
+int ftmw_wire_decode_welcome(const uint8_t *in, size_t len, ftmw_hello *m);
 
 const char *ftmw_wire_strerror(int rc);
 const char *ftmw_frame_name(int type);

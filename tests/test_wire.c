@@ -80,6 +80,8 @@ Test(wire, replica_frames, .timeout = 5) {
       {{.type = FTMW_FRAME_DONE, .tag = 2, .len = 1}, FTMW_WIRE_ELEN},
       {{.type = FTMW_FRAME_SUSPECT, .tag = 0}, FTMW_WIRE_ETAG},
       {{.type = FTMW_FRAME_KEPT, .tag = 1, .len = 3}, FTMW_WIRE_ELEN},
+      {{.type = FTMW_FRAME_WELCOME, .len = FTMW_WELCOME_SIZE}, FTMW_WIRE_OK},
+      {{.type = FTMW_FRAME_WELCOME, .len = 0}, FTMW_WIRE_ELEN},
       {{.type = FTMW_FRAME_KEPT, .tag = 1, .len = 12}, FTMW_WIRE_OK},
       {{.type = FTMW_FRAME_COPY, .tag = -1, .len = 1}, FTMW_WIRE_ETAG},
   };
@@ -92,6 +94,7 @@ Test(wire, replica_frames, .timeout = 5) {
 Test(wire, hello_round_trip_and_rejects, .timeout = 5) {
   ftmw_hello m = {.role = FTMW_ROLE_WORKER, .id = 5, .epoch = 1, .pid = 42};
   memset(m.secret, 0xab, sizeof(m.secret));
+  memset(m.kernel, 0x3c, sizeof(m.kernel));
   strcpy(m.host, "node-7");
   uint8_t buf[FTMW_HELLO_SIZE], copy[FTMW_HELLO_SIZE];
   ftmw_hello out;
@@ -100,6 +103,7 @@ Test(wire, hello_round_trip_and_rejects, .timeout = 5) {
   cr_assert_eq(out.id, 5);
   cr_assert_str_eq(out.host, "node-7");
   cr_assert_eq(memcmp(out.secret, m.secret, sizeof(m.secret)), 0);
+  cr_assert_eq(memcmp(out.kernel, m.kernel, sizeof(m.kernel)), 0);
   cr_assert_eq(ftmw_wire_decode_hello(buf, sizeof(buf) - 1, &out), FTMW_WIRE_EHELLO);
   memcpy(copy, buf, sizeof(copy));
   memset(copy + 48, 'x', FTMW_HOST_MAX); /* host not NUL-terminated */
@@ -107,6 +111,21 @@ Test(wire, hello_round_trip_and_rejects, .timeout = 5) {
   memcpy(copy, buf, sizeof(copy));
   copy[32] = 9; /* unknown role */
   cr_assert_eq(ftmw_wire_decode_hello(copy, sizeof(copy), &out), FTMW_WIRE_EHELLO);
+}
+
+Test(wire, welcome_round_trip_and_rejects, .timeout = 5) {
+  ftmw_hello m = {.pid = 4242}, out;
+  strcpy(m.host, "node-3");
+  memset(m.kernel, 0x5a, sizeof(m.kernel));
+  uint8_t buf[FTMW_WELCOME_SIZE];
+  ftmw_wire_encode_welcome(buf, &m);
+  cr_assert_eq(ftmw_wire_decode_welcome(buf, sizeof(buf), &out), FTMW_WIRE_OK);
+  cr_assert_eq(out.pid, 4242);
+  cr_assert_str_eq(out.host, "node-3");
+  cr_assert_eq(memcmp(out.kernel, m.kernel, sizeof(m.kernel)), 0);
+  cr_assert_eq(ftmw_wire_decode_welcome(buf, sizeof(buf) - 1, &out), FTMW_WIRE_EHELLO);
+  memset(buf + 4, 'x', FTMW_HOST_MAX); /* host not NUL-terminated */
+  cr_assert_eq(ftmw_wire_decode_welcome(buf, sizeof(buf), &out), FTMW_WIRE_EHELLO);
 }
 
 /* A reader fed byte streams, collecting what it emits. */

@@ -282,6 +282,8 @@ static void busy(int rank) {
 }
 
 /* --- hang: SIGSTOP is detected within FT_TIMEOUT_MS + one heartbeat ------ */
+/* ...of the master's running time: while its own loop did not run (a
+ * loaded machine), it watched nobody, and its deadlines moved on. */
 
 static void hang(int rank) {
   double msg[2];
@@ -296,17 +298,21 @@ static void hang(int rank) {
   if (rank != 0)
     return;
   CHECK(ft_recv(msg, 2, FT_DOUBLE, 1, 1, &st) == 2, "pid message");
+  uint64_t stalled0 = ftmw_transport_stalled_ms();
   int r = ft_recv(msg, 2, FT_DOUBLE, 1, 1, &st);
+  double stalled_ms = (double)(ftmw_transport_stalled_ms() - stalled0);
   double waited_ms = (now_s() - msg[1]) * 1000;
   kill((pid_t)msg[0], SIGKILL);
   const char *to = getenv("FT_TIMEOUT_MS"), *hb = getenv("FT_HEARTBEAT_MS");
   double bound = atof(to) + atof(hb) + 100; /* + scheduling slack */
   CHECK(r == 0 && ft_error() == FT_ERR_PEER_FAILED && st.source == 1,
         "stopped worker reported: %s", ft_errname(ft_error()));
-  CHECK(waited_ms >= atof(to) - atof(hb) && waited_ms <= bound,
-        "detected after %.0f ms, want within [%s - %s, %.0f]", waited_ms, to, hb, bound);
+  CHECK(waited_ms >= atof(to) - atof(hb) && waited_ms - stalled_ms <= bound,
+        "detected after %.0f ms (%.0f of them stalled), want within [%s - %s, "
+        "%.0f + stalls]", waited_ms, stalled_ms, to, hb, bound);
   CHECK(ft_test(1) == 1 && ft_testany() == 1, "test/testany after hang");
-  printf("SIGSTOP detected after %.0f ms (timeout %s ms, heartbeat %s ms)\n", waited_ms, to, hb);
+  printf("SIGSTOP detected after %.0f ms (timeout %s ms, heartbeat %s ms; the "
+         "master stalled %.0f ms meanwhile)\n", waited_ms, to, hb, stalled_ms);
 }
 
 /* --- rogue: garbage and wrong secrets are dropped; the job carries on ----- */
@@ -315,7 +321,7 @@ static int rogue_connect(void) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(ftmw_st.listen_port)};
   inet_pton(AF_INET, ftmw_st.listen_ip, &a.sin_addr);
-  struct timeval tv = {5, 0};
+  struct timeval tv = {60, 0}; /* longer than any limit of rogue_try */
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
   if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
     close(fd);
@@ -324,8 +330,10 @@ static int rogue_connect(void) {
   return fd;
 }
 
-/* Sends bytes and checks that the master closes the connection. */
-static void rogue_try(const char *what, const void *bytes, size_t len) {
+/* Sends bytes and checks that the master closes the connection within
+ * limit_s seconds. */
+static void rogue_try(const char *what, const void *bytes, size_t len,
+                      double limit_s) {
   int fd = rogue_connect();
   CHECK(fd >= 0, "%s: connect", what);
   if (fd < 0)
@@ -334,9 +342,13 @@ static void rogue_try(const char *what, const void *bytes, size_t len) {
   (void)w;
   char buf[256];
   double t0 = now_s();
+  uint64_t stalled0 = ftmw_transport_stalled_ms(); /* deadlines move on */
   ssize_t n = read(fd, buf, sizeof(buf)); /* 0 (EOF) or -1 (reset): dropped */
+  double took = now_s() - t0;
+  double stalled_s = (double)(ftmw_transport_stalled_ms() - stalled0) / 1000;
   CHECK(n <= 0, "%s: the master answered %zd bytes instead of closing", what, n);
-  CHECK(now_s() - t0 < 4.5, "%s: not dropped within 4.5 s", what);
+  CHECK(took - stalled_s < limit_s, "%s: not dropped within %.1f s (%.1f s, "
+        "%.1f s of them stalled)", what, limit_s, took, stalled_s);
   close(fd);
 }
 
@@ -352,19 +364,21 @@ static void rogue(int rank, int W) {
   char garbage[300];
   for (size_t i = 0; i < sizeof(garbage); i++)
     garbage[i] = (char)(i * 37 + 11);
-  rogue_try("garbage", garbage, sizeof(garbage));
+  rogue_try("garbage", garbage, sizeof(garbage), 4.5);
   uint8_t frame[FTMW_HDR_SIZE + FTMW_HELLO_SIZE];
   ftmw_hello m = {.role = FTMW_ROLE_WORKER, .id = 1, .epoch = 0, .pid = 1};
   memset(m.secret, 0x5a, sizeof(m.secret)); /* wrong secret */
   ftmw_hdr h = {.type = FTMW_FRAME_HELLO, .src = 1, .dst = FTMW_PID_MASTER(0), .len = FTMW_HELLO_SIZE};
   ftmw_wire_encode(frame, &h);
   ftmw_wire_encode_hello(frame + FTMW_HDR_SIZE, &m);
-  rogue_try("wrong secret", frame, sizeof(frame));
+  rogue_try("wrong secret", frame, sizeof(frame), 4.5);
   ftmw_hdr d = {.type = FTMW_FRAME_DATA, .src = 1, .dst = FTMW_PID_MASTER(0), .len = (uint64_t)1 << 32};
   ftmw_wire_encode(frame, &d);
-  rogue_try("unauthenticated 4 GiB DATA", frame, FTMW_HDR_SIZE);
-  /* Silent client: dropped at the handshake deadline (FT_TIMEOUT_MS). */
-  rogue_try("silent", "", 0);
+  rogue_try("unauthenticated 4 GiB DATA", frame, FTMW_HDR_SIZE, 4.5);
+  /* Silent client: dropped at the handshake deadline, 10 x FT_TIMEOUT_MS
+   * (docs/limits.md: joins wait longer). */
+  const char *to = getenv("FT_TIMEOUT_MS");
+  rogue_try("silent", "", 0, 10 * atof(to ? to : "3000") / 1000 + 2.5);
   for (int w = 1; w <= W; w++) {
     x = 100 * w;
     CHECK(ft_send(&x, 1, FT_INT, w, 1) == 1, "send after rogues");

@@ -8,6 +8,9 @@
 # the environment, holds regexes (separated by " && ") that lines of the
 # faulted run's output (standard output or error) must also match;
 # REF_OPTS, if set, replaces FTMWRUN-OPTIONS for the reference run.
+# TRACE_WANT, if set, holds extended regexes (" && "-separated) that lines
+# of the faulted run's trace must match; no trace line may match
+# TRACE_NONE, if set.
 # Usage: kill_job.sh FTMWRUN "FTMWRUN-OPTIONS" FAULT FAILURES RESTORES CALLS
 #                    RESULT-REGEX REFERENCE-PROGRAM PROGRAM [ARGS...]
 set -u
@@ -47,6 +50,14 @@ if [ -n "${EXPECT:-}" ]; then
   done || exit 1
 fi
 [ "$rc" -eq 0 ] || { echo "FAIL: exit status $rc"; exit 1; }
+if [ -n "${TRACE_WANT:-}" ]; then
+  echo "$TRACE_WANT" | sed 's/ && /\n/g' | while read -r re; do
+    grep -q -E "$re" "$trace" || { echo "FAIL: no trace line matching '$re'"; exit 1; }
+  done || exit 1
+fi
+if [ -n "${TRACE_NONE:-}" ] && grep -E "$TRACE_NONE" "$trace"; then
+  echo "FAIL: trace lines above match '$TRACE_NONE'"; exit 1
+fi
 "$(dirname "$0")/no_protocol_errors.sh" "$trace" || exit 1
 master() { grep '"role":"master"' "$trace" | grep "\"event\":\"$1\""; }
 n=$(master restore_finished | grep -c .)
