@@ -782,7 +782,7 @@ int ft_restore(int rank) {
   ftmw_trace("restore_finished", "\"peer\":%d,\"peer_epoch\":%u,\"ms\":%.3f",
              rank, p->epoch, ms);
   ftmw_log("worker %d restored (incarnation %u, pid %d on %s) in %.1f ms", rank,
-           p->epoch, p->os_pid, p->host, ms);
+           p->epoch, (int)p->at.pid, p->at.host, ms);
   ftmw_ok();
   return 1;
 }

@@ -36,13 +36,17 @@
                                       (a replica: before it sends its address;\
                                       not traced: FT_TRACE is not open yet) */ \
   XX(TICK_STARVE, "tick.starve")   /* the loop's thread, at its Nth heartbeat \
-                                      tick: busy for 4 x FT_TIMEOUT_MS without \
-                                      running the loop, as a process starved \
-                                      of CPU, instead of dying               \
-                                      (ftmw_fault_fires) */                  \
-  XX(TICK_SLEEP, "tick.sleep")     /* the same, asleep instead of busy (a    \
-                                      loop blocked, a deadlock) until a master \
-                                      closes its connection */
+                                      tick: made to wait for a CPU for 4 x     \
+                                      FT_TIMEOUT_MS without running the loop  \
+                                      (SCHED_IDLE beside a spinning thread on \
+                                      its CPU), as on an overloaded machine,   \
+                                      instead of dying (ftmw_fault_fires) */   \
+  XX(TICK_SLEEP, "tick.sleep")     /* the same, asleep instead (a loop       \
+                                      blocked, a deadlock) until a master     \
+                                      closes its connection */               \
+  XX(TICK_SPIN, "tick.spin")       /* the same, on a CPU instead (a loop     \
+                                      livelocked) until a master closes its   \
+                                      connection */
 
 enum ftmw_fault_point {
 #define FTMW_FP_GEN(id, name) FTMW_FAULT_##id,

@@ -124,9 +124,7 @@ typedef struct ftmw_peer {
   int from_spare;      /* static mode: the spare index + 1 this incarnation
                           was activated from, or 0 */
   ftmw_qnode inbox; /* ftmw_msg.by_peer, arrival order */
-  char host[FTMW_HOST_MAX];
-  int os_pid;
-  uint8_t kernel[FTMW_KERNEL_ID_SIZE]; /* where os_pid means it (wire.h) */
+  ftmw_place at; /* where the process runs (its HELLO, WELCOME or set-up) */
   uint64_t failed_at; /* uv_hrtime() when declared failed */
   /* Application thread only: */
   uint64_t next_seq;

@@ -20,13 +20,11 @@
 #define LOCAL_ATTEMPTS 3
 
 /* A master's listening address, and where it runs (what its WELCOME will
- * say: pid, host, kernel id), as MPI carries it at launch. */
+ * say), as MPI carries it at launch. */
 typedef struct {
   char ip[48];
   int32_t port;
-  int32_t pid;
-  char host[FTMW_HOST_MAX];
-  uint8_t kernel[FTMW_KERNEL_ID_SIZE];
+  ftmw_place at;
 } ftmw_addr;
 
 /* What MPI carries to each process: fixed size, one binary per job. */
@@ -41,6 +39,13 @@ typedef struct {
   ftmw_addr masters[FTMW_MAX_MASTERS];
   char errmsg[256];
 } ftmw_setup;
+
+/* a as received through MPI, its strings ended within their fields. */
+static ftmw_addr addr_ended(ftmw_addr a) {
+  a.ip[sizeof(a.ip) - 1] = '\0';
+  a.at.host[sizeof(a.at.host) - 1] = '\0';
+  return a;
+}
 
 /* Every master's listening address, in priority order: what each new
  * process (worker, spare, replacement) is told to connect to. */
@@ -149,9 +154,7 @@ static void self_addr(ftmw_addr *a) {
   memset(a, 0, sizeof(*a));
   snprintf(a->ip, sizeof(a->ip), "%s", st.listen_ip);
   a->port = st.listen_port;
-  a->pid = (int32_t)getpid();
-  snprintf(a->host, sizeof(a->host), "%s", st.host);
-  ftmw_proc_kernel_id(a->kernel);
+  a->at = *ftmw_transport_self();
 }
 
 /* Copies every master's address (masters_at) into s; a master
@@ -526,9 +529,7 @@ static int spawn_replicas(void) {
       ftmw_log("master replica %d could not start listening", k);
       return -1;
     }
-    a.ip[sizeof(a.ip) - 1] = '\0';
-    a.host[sizeof(a.host) - 1] = '\0';
-    masters_at[k] = a;
+    masters_at[k] = addr_ended(a);
   }
   for (int k = 1; k <= st.M; k++) {
     if (st.masters[k].state == FTMW_PEER_FAILED)
@@ -567,7 +568,8 @@ static int init_spawned_replica(MPI_Comm parent, ftmw_setup *s) {
   if (recv_bounded(&all, sizeof(all), parent, wait_ms) != 0 ||
       all.magic != SETUP_MAGIC)
     return -1;
-  memcpy(masters_at, all.masters, sizeof(masters_at));
+  for (int k = 0; k < FTMW_MAX_MASTERS; k++)
+    masters_at[k] = addr_ended(all.masters[k]);
   put_masters(s);
   return 0;
 }
@@ -679,7 +681,7 @@ static int gather_masters(int rank, int size, ftmw_setup *s) {
       ok = 0;
       break;
     }
-    masters_at[k] = all[r];
+    masters_at[k] = addr_ended(all[r]);
   }
   put_masters(s);
   free(all);
@@ -716,7 +718,7 @@ static int connect_masters(const ftmw_addr *m) {
     st.masters[k].state = FTMW_PEER_LAUNCHING;
     /* Where it runs, so that a silent master is judged by the usual
      * rules (its kernel's answer too) even before its WELCOME. */
-    ftmw_peer_place_locked(&st.masters[k], m[k].pid, m[k].host, m[k].kernel);
+    ftmw_peer_place_locked(&st.masters[k], &m[k].at);
     ftmw_transport_submit(&op, 1);
     ftmw_op_wait_locked(&op);
     /* A master that already said BYE was reached: the job ended before
@@ -917,19 +919,19 @@ int ftmw_launch_init(int *argc, char ***argv) {
 #define REAP_WAIT_MS 500
 
 static void wait_reaped(const ftmw_peer *p) {
-  if (p->os_pid <= 0 || strcmp(p->host, st.host) != 0)
+  if (!ftmw_proc_is_local(&p->at, ftmw_transport_self()))
     return;
   uint64_t t0 = uv_hrtime(), deadline = ftmw_now_ms() + REAP_WAIT_MS;
-  while (kill(p->os_pid, 0) == 0 || errno == EPERM) {
+  while (kill((pid_t)p->at.pid, 0) == 0 || errno == EPERM) {
     if (ftmw_now_ms() >= deadline) {
       ftmw_log("worker %d: pid %d still there after %d ms; spawning anyway",
-               p->id, p->os_pid, REAP_WAIT_MS);
+               p->id, (pid_t)p->at.pid, REAP_WAIT_MS);
       return;
     }
     uv_sleep(1);
   }
   ftmw_trace("reaped", "\"peer\":%d,\"pid\":%d,\"ms\":%.3f", p->id,
-             p->os_pid, (uv_hrtime() - t0) / 1e6);
+             (pid_t)p->at.pid, (uv_hrtime() - t0) / 1e6);
 }
 
 static int restore_spawn(ftmw_peer *p) {
@@ -973,7 +975,7 @@ static int restore_spare(ftmw_peer *p) {
     ftmw_peer *sp = &st.spares[k];
     uv_mutex_lock(&st.lock);
     int idle = sp->state == FTMW_PEER_ALIVE &&
-               !(st.hosts.n && ftmw_hosts_is_failed(&st.hosts, sp->host));
+               !(st.hosts.n && ftmw_hosts_is_failed(&st.hosts, sp->at.host));
     if (!idle) {
       uv_mutex_unlock(&st.lock);
       continue;
@@ -995,10 +997,10 @@ static int restore_spare(ftmw_peer *p) {
 int ftmw_launch_restore(ftmw_peer *p) {
   /* Static mode with a hostfile: the failed worker's host, by the name its
    * process reported, takes no replacement. */
-  if (st.hosts.n && st.mode == FTMW_MODE_STATIC && p->host[0] &&
-      !ftmw_hosts_is_failed(&st.hosts, p->host) &&
-      ftmw_hosts_blacklist(&st.hosts, p->host) == 0)
-    ftmw_log("host %s blacklisted", p->host);
+  if (st.hosts.n && st.mode == FTMW_MODE_STATIC && p->at.host[0] &&
+      !ftmw_hosts_is_failed(&st.hosts, p->at.host) &&
+      ftmw_hosts_blacklist(&st.hosts, p->at.host) == 0)
+    ftmw_log("host %s blacklisted", p->at.host);
   return st.mode == FTMW_MODE_SPAWN ? restore_spawn(p) : restore_spare(p);
 }
 

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -25,12 +26,30 @@ static ssize_t read_small(const char *path, char *buf, size_t cap) {
   return n;
 }
 
-/* The state letter of a task's stat line: the field after the command,
- * which is in parentheses and may itself hold spaces or ')'. 0 if none. */
-static char stat_state(const char *line) {
+/* A task's stat line, from the field after the command (which is in
+ * parentheses and may itself hold spaces or ')'): the state letter, the
+ * kernel's flags and the start time. 0 if it cannot be read. */
+typedef struct {
+  char state;
+  unsigned long flags;
+  uint64_t start;
+} task_stat;
+
+static int parse_stat(const char *line, task_stat *t) {
   const char *close = strrchr(line, ')');
-  return close && close[1] == ' ' && close[2] ? close[2] : 0;
+  unsigned long long start;
+  /* Fields 3 (state) to 22 (starttime) of proc(5). */
+  if (close == NULL ||
+      sscanf(close + 1, " %c %*d %*d %*d %*d %*d %lu %*u %*u %*u %*u %*u %*u "
+             "%*d %*d %*d %*d %*d %*d %llu", &t->state, &t->flags, &start) != 3)
+    return 0;
+  t->start = start;
+  return 1;
 }
+
+/* The kernel's flags of a task (linux/sched.h): exiting, dumping core. */
+#define PF_EXITING_ 0x00000004ul
+#define PF_DUMPCORE_ 0x00000200ul
 
 /* PROC/PID/task/TID/NAME into path; -1 if it does not fit. */
 static int task_file(char *path, size_t cap, const char *proc, int pid,
@@ -39,7 +58,79 @@ static int task_file(char *path, size_t cap, const char *proc, int pid,
   return n > 0 && (size_t)n < cap ? 0 : -1;
 }
 
-int ftmw_proc_look(const char *proc, int pid) {
+/* What one pass over a process's threads found. */
+typedef struct {
+  int listed, seen, live, ours, stopped, disk, dumping;
+  uint64_t start; /* the leader's start time; 0: not read */
+  int n;          /* runnable threads, in run[] (the first ones) */
+  int run_tid[FTMW_PROC_THREADS_MAX];
+  uint64_t run_cpu[FTMW_PROC_THREADS_MAX];
+} threads_seen;
+
+/* Reads one thread (tid, a directory name) of pid into ts. */
+static void see_thread(const char *proc, int pid, const char *tid,
+                       threads_seen *ts) {
+  char path[256], buf[512];
+  task_stat t;
+  ts->listed++;
+  if (task_file(path, sizeof(path), proc, pid, tid, "stat") != 0 ||
+      read_small(path, buf, sizeof(buf)) <= 0 || !parse_stat(buf, &t))
+    return; /* the thread ended meanwhile */
+  ts->seen++;
+  if (atoi(tid) == pid)
+    ts->start = t.start;
+  ts->dumping |= (t.flags & PF_DUMPCORE_) != 0;
+  /* Z, X: a thread that ended (the leader too, after pthread_exit), as
+   * is one exiting; R: running or runnable; D: disk wait; T, t: stopped,
+   * traced; the others wait for something. */
+  if (task_file(path, sizeof(path), proc, pid, tid, "comm") == 0 &&
+      read_small(path, buf, sizeof(buf)) > 0) {
+    buf[strcspn(buf, "\n")] = '\0';
+    ts->ours |= strcmp(buf, FTMW_IO_THREAD_NAME) == 0;
+  }
+  if (t.state == 'Z' || t.state == 'X' || t.state == 'x' ||
+      (t.flags & PF_EXITING_))
+    return;
+  ts->live++;
+  ts->disk |= t.state == 'D';
+  ts->stopped |= t.state == 'T' || t.state == 't';
+  unsigned long long cpu;
+  if (t.state != 'R' || ts->n == FTMW_PROC_THREADS_MAX ||
+      task_file(path, sizeof(path), proc, pid, tid, "schedstat") != 0 ||
+      read_small(path, buf, sizeof(buf)) <= 0 || sscanf(buf, "%llu", &cpu) != 1)
+    return;
+  ts->run_tid[ts->n] = atoi(tid);
+  ts->run_cpu[ts->n++] = cpu;
+}
+
+/* Runnable threads against the previous look s (then replaced by this
+ * one, if old enough): STARVED if one of them was on a CPU less than half
+ * of the time between the looks, RUNNING if each was on one more, BUSY
+ * if there is nothing to compare with. */
+static int compare_runnable(const threads_seen *ts, uint64_t now_ms,
+                            ftmw_proc_sample *s) {
+  if (s->at_ms != 0 && now_ms < s->at_ms + FTMW_PROC_LOOK_MIN_MS)
+    return FTMW_PROC_BUSY; /* too soon to tell: keep the older look */
+  int matched = 0, waited = 0;
+  uint64_t half_ns = (now_ms - s->at_ms) * 1000000u / 2;
+  for (int i = 0; s->at_ms != 0 && i < ts->n; i++)
+    for (int j = 0; j < s->n; j++)
+      if (s->t[j].tid == ts->run_tid[i]) {
+        matched++;
+        waited |= ts->run_cpu[i] - s->t[j].cpu_ns < half_ns;
+        break;
+      }
+  s->at_ms = now_ms;
+  s->n = ts->n;
+  for (int i = 0; i < ts->n; i++) {
+    s->t[i].tid = ts->run_tid[i];
+    s->t[i].cpu_ns = ts->run_cpu[i];
+  }
+  return waited ? FTMW_PROC_STARVED : matched ? FTMW_PROC_RUNNING : FTMW_PROC_BUSY;
+}
+
+int ftmw_proc_look(const char *proc, int pid, uint64_t start, uint64_t now_ms,
+                   ftmw_proc_sample *s) {
   if (pid <= 0)
     return FTMW_PROC_UNKNOWN;
   char path[256];
@@ -54,45 +145,46 @@ int ftmw_proc_look(const char *proc, int pid) {
     return missing && access(path, F_OK) == 0 ? FTMW_PROC_GONE
                                               : FTMW_PROC_UNKNOWN;
   }
-  int listed = 0, seen = 0, ours = 0, stopped = 0, live = 0, busy = 0;
+  threads_seen ts;
+  memset(&ts, 0, sizeof(ts));
   struct dirent *e;
-  while ((e = readdir(d)) != NULL) {
-    if (e->d_name[0] < '0' || e->d_name[0] > '9')
-      continue;
-    listed++;
-    char buf[512];
-    if (task_file(path, sizeof(path), proc, pid, e->d_name, "stat") != 0 ||
-        read_small(path, buf, sizeof(buf)) <= 0)
-      continue; /* the thread ended meanwhile */
-    seen++;
-    char state = stat_state(buf);
-    /* Z, X: a thread that ended (the leader too, after pthread_exit);
-     * R: running or runnable; D: disk wait; T, t: stopped, traced; the
-     * others wait for something. */
-    live += state != 'Z' && state != 'X' && state != 'x';
-    busy |= state == 'R' || state == 'D';
-    stopped |= state == 'T' || state == 't';
-    if (task_file(path, sizeof(path), proc, pid, e->d_name, "comm") == 0 &&
-        read_small(path, buf, sizeof(buf)) > 0) {
-      buf[strcspn(buf, "\n")] = '\0';
-      ours |= strcmp(buf, FTMW_IO_THREAD_NAME) == 0;
-    }
-  }
+  while ((e = readdir(d)) != NULL)
+    if (e->d_name[0] >= '0' && e->d_name[0] <= '9')
+      see_thread(proc, pid, e->d_name, &ts);
   closedir(d);
-  if (listed == 0)
+  if (ts.listed == 0)
     return FTMW_PROC_GONE;
-  if (seen == 0)
+  if (ts.seen == 0)
     return FTMW_PROC_UNKNOWN; /* not ours to read */
-  if (live == 0)
-    return FTMW_PROC_GONE;
-  if (!ours)
+  if ((start != 0 && ts.start != 0 && ts.start != start) || ts.dumping ||
+      ts.live == 0)
+    return FTMW_PROC_GONE; /* its pid taken by another, or dying */
+  if (!ts.ours)
     return FTMW_PROC_UNKNOWN;
-  if (stopped)
+  if (ts.stopped)
     return FTMW_PROC_STOPPED;
-  return busy ? FTMW_PROC_STARVED : FTMW_PROC_ASLEEP;
+  if (ts.disk)
+    return FTMW_PROC_STARVED;
+  if (ts.n == 0) {
+    s->at_ms = 0; /* runnable threads seen later have no earlier look */
+    return FTMW_PROC_ASLEEP;
+  }
+  return compare_runnable(&ts, now_ms, s);
 }
 
-void ftmw_proc_kernel_id(uint8_t out[FTMW_KERNEL_ID_SIZE]) {
+/* This process's start time (clock ticks after boot); 0 if unknown. */
+static uint64_t self_start(void) {
+  char buf[1024];
+  task_stat t;
+  return read_small("/proc/self/stat", buf, sizeof(buf)) > 0 &&
+                 parse_stat(buf, &t)
+             ? t.start
+             : 0;
+}
+
+/* This process's kernel id (wire.h): where its pid means this process.
+ * All zeros where /proc cannot tell. */
+static void kernel_id(uint8_t out[FTMW_KERNEL_ID_SIZE]) {
   memset(out, 0, FTMW_KERNEL_ID_SIZE);
   char buf[64];
   struct stat ns;
@@ -127,11 +219,20 @@ void ftmw_proc_kernel_id(uint8_t out[FTMW_KERNEL_ID_SIZE]) {
     out[16 + i] = (uint8_t)(ino >> (8 * i));
 }
 
-int ftmw_proc_same_kernel(const uint8_t k[FTMW_KERNEL_ID_SIZE],
-                          const uint8_t mine[FTMW_KERNEL_ID_SIZE]) {
+void ftmw_proc_self(ftmw_place *out, const char *host) {
+  memset(out, 0, sizeof(*out));
+  out->pid = (uint32_t)getpid();
+  snprintf(out->host, sizeof(out->host), "%s", host);
+  kernel_id(out->kernel);
+  out->start = self_start();
+}
+
+int ftmw_proc_is_local(const ftmw_place *peer, const ftmw_place *self) {
   static const uint8_t zero[FTMW_KERNEL_ID_SIZE];
-  return memcmp(mine, zero, FTMW_KERNEL_ID_SIZE) != 0 &&
-         memcmp(k, mine, FTMW_KERNEL_ID_SIZE) == 0;
+  return peer->pid != 0 && peer->pid != self->pid &&
+         strncmp(peer->host, self->host, sizeof(peer->host)) == 0 &&
+         memcmp(self->kernel, zero, FTMW_KERNEL_ID_SIZE) != 0 &&
+         memcmp(peer->kernel, self->kernel, FTMW_KERNEL_ID_SIZE) == 0;
 }
 
 int ftmw_proc_thread_sched(uint64_t *cpu_ns, uint64_t *runq_ns) {
@@ -146,7 +247,7 @@ int ftmw_proc_thread_sched(uint64_t *cpu_ns, uint64_t *runq_ns) {
 }
 
 const char *ftmw_proc_verdict_name(int verdict) {
-  static const char *const names[] = {"unknown", "gone", "stopped", "asleep",
-                                      "starved"};
+  static const char *const names[] = {"unknown", "gone",    "stopped", "asleep",
+                                      "busy",    "running", "starved"};
   return verdict >= 0 && verdict <= FTMW_PROC_STARVED ? names[verdict] : "?";
 }

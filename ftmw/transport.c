@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,8 +34,12 @@ typedef struct ftmw_conn {
   int broken;     /* a read failed (EOF, reset): nothing more goes out */
   const char *reject; /* why an unauthenticated frame was refused */
   uint64_t opened_ms, last_rx_ms, last_tx_ms;
-  int starved; /* silent past the timeout but starved: traced once */
-  uint64_t asleep_ms; /* ...and found asleep since then (see spared) */
+  /* The peer's kernel, asked while it is silent past the timeout (see
+   * spared; reset by heard): the last look at it, when it was first
+   * found asleep, and whether its starvation was traced. */
+  ftmw_proc_sample look;
+  uint64_t asleep_ms;
+  int starved;
   char addr[64];
   uv_connect_t connect_req;
   uint8_t stage[STAGE_SIZE];
@@ -503,9 +508,9 @@ static void peer_down(ftmw_peer *p, int done, const char *why) {
     return;
   if (primary && p->kind == FTMW_ROLE_WORKER)
     tell_down(p, epoch);
-  if (st.role == FTMW_ROLE_MASTER && st.id == st.primary && p->os_pid > 0)
-    ftmw_log("%s (pid %d on %s) failed: %s", name, p->os_pid,
-             p->host[0] ? p->host : "?", why);
+  if (st.role == FTMW_ROLE_MASTER && st.id == st.primary && p->at.pid > 0)
+    ftmw_log("%s (pid %d on %s) failed: %s", name, (int)p->at.pid,
+             p->at.host[0] ? p->at.host : "?", why);
   else if (st.role == FTMW_ROLE_MASTER && st.id == st.primary)
     ftmw_log("%s failed: %s", name, why); /* a master we connected to */
   if (orphan && st.orphan_since == 0) {
@@ -535,35 +540,19 @@ static void payload_release(void *ctx, void *payload) {
   ftmw_msg_free(FTMW_CONTAINER_OF(payload, ftmw_msg, data));
 }
 
-/* This process's kernel id (localproc.h), read at ftmw_transport_start. */
-static uint8_t my_kernel[FTMW_KERNEL_ID_SIZE];
+/* Where this process runs, read at ftmw_transport_start (st.host set). */
+static ftmw_place my_place;
 
-/* Who this process is, for a HELLO (all of it) or a WELCOME (where it
- * runs: pid, host, kernel). */
-static void hello_of_self(ftmw_hello *m) {
-  memset(m, 0, sizeof(*m));
-  m->role = (uint32_t)st.role;
-  m->id = (uint32_t)st.id;
-  m->epoch = st.epoch;
-  m->pid = (uint32_t)getpid();
-  memcpy(m->secret, st.secret, sizeof(m->secret));
-  snprintf(m->host, sizeof(m->host), "%s", st.host);
-  memcpy(m->kernel, my_kernel, sizeof(m->kernel));
+const ftmw_place *ftmw_transport_self(void) { return &my_place; }
+
+void ftmw_peer_place_locked(ftmw_peer *p, const ftmw_place *at) {
+  p->at = *at;
 }
 
-void ftmw_peer_place_locked(ftmw_peer *p, int pid, const char *host,
-                            const uint8_t *kernel) {
-  p->os_pid = pid;
-  snprintf(p->host, sizeof(p->host), "%s", host);
-  memcpy(p->kernel, kernel, sizeof(p->kernel));
-}
-
-/* Accepts p's HELLO on c, telling it who this process is. */
+/* Accepts p's HELLO on c, telling it where this process runs. */
 static void send_welcome(ftmw_conn *c, const ftmw_peer *p) {
-  ftmw_hello m;
-  hello_of_self(&m);
   uint8_t payload[FTMW_WELCOME_SIZE];
-  ftmw_wire_encode_welcome(payload, &m);
+  ftmw_wire_encode_welcome(payload, &my_place);
   send_ctrl(c, FTMW_FRAME_WELCOME, p->pid_wire, 0, 0, 0, payload,
             sizeof(payload));
 }
@@ -575,8 +564,7 @@ static void send_welcome(ftmw_conn *c, const ftmw_peer *p) {
  * incarnation; what that one left queued is dropped, as the primary
  * dropped it. welcome: answer a HELLO (before w is seen alive). */
 static void adopt(ftmw_conn *c, ftmw_peer *w, uint32_t e, int from_spare,
-                  int pid, const char *host, const uint8_t *kernel,
-                  int welcome) {
+                  const ftmw_place *at, int welcome) {
   if (w->conn != NULL)
     peer_down(w, 0, "replaced by the primary's ft_restore");
   c->peer = w;
@@ -589,7 +577,7 @@ static void adopt(ftmw_conn *c, ftmw_peer *w, uint32_t e, int from_spare,
   w->state = FTMW_PEER_ALIVE;
   w->fin = 0;
   w->from_spare = from_spare;
-  ftmw_peer_place_locked(w, pid, host, kernel);
+  ftmw_peer_place_locked(w, at);
   wake_locked();
   uv_mutex_unlock(&st.lock);
   ftmw_trace("adopted", "\"peer\":%d,\"peer_epoch\":%u,\"spare\":%d,"
@@ -631,7 +619,7 @@ static int on_hello(ftmw_conn *c, const uint8_t *payload) {
   uv_mutex_unlock(&st.lock);
   if (!ok && later) {
     c->reader.max_payload = st.cfg.max_message;
-    adopt(c, p, m.epoch, 0, (int)m.pid, m.host, m.kernel, 1);
+    adopt(c, p, m.epoch, 0, &m.at, 1);
     return 0;
   }
   if (!ok) {
@@ -648,7 +636,7 @@ static int on_hello(ftmw_conn *c, const uint8_t *payload) {
   ok = p->state == FTMW_PEER_LAUNCHING; /* not given up on meanwhile */
   if (ok) {
     p->state = FTMW_PEER_ALIVE;
-    ftmw_peer_place_locked(p, (int)m.pid, m.host, m.kernel);
+    ftmw_peer_place_locked(p, &m.at);
     wake_locked();
   }
   uv_mutex_unlock(&st.lock);
@@ -658,7 +646,7 @@ static int on_hello(ftmw_conn *c, const uint8_t *payload) {
   }
   char name[32];
   ftmw_trace("connect", "\"peer\":\"%s\",\"peer_epoch\":%u,\"peer_pid\":%d",
-             peer_name(p, name, sizeof(name)), p->epoch, p->os_pid);
+             peer_name(p, name, sizeof(name)), p->epoch, (int)p->at.pid);
   return 0;
 }
 
@@ -873,7 +861,7 @@ static int on_adopt(ftmw_conn *c, const ftmw_hdr *h) {
   sp->state = FTMW_PEER_DONE;
   uv_mutex_unlock(&st.lock);
   sp->conn = NULL;
-  adopt(c, &st.workers[r], e, sp->id + 1, sp->os_pid, sp->host, sp->kernel, 0);
+  adopt(c, &st.workers[r], e, sp->id + 1, &sp->at, 0);
   return 0;
 }
 
@@ -1010,18 +998,21 @@ static int on_frame(void *ctx, const ftmw_hdr *h, void *payload) {
   }
   case FTMW_FRAME_WELCOME:
   case FTMW_FRAME_ACTIVATED: {
-    ftmw_hello m;
+    ftmw_place at;
     if (h->type == FTMW_FRAME_WELCOME) {
-      int rc = ftmw_wire_decode_welcome(payload, h->len, &m);
+      /* Only a master answers a HELLO, once: it says where it runs. */
+      int rc = p->kind == FTMW_ROLE_MASTER && !p->welcomed
+                   ? ftmw_wire_decode_welcome(payload, h->len, &at)
+                   : FTMW_WIRE_ETYPE;
       payload_release(c, payload);
       if (rc != FTMW_WIRE_OK) {
-        peer_down(p, 0, "protocol error: malformed WELCOME");
+        peer_down(p, 0, "protocol error: unexpected or malformed WELCOME");
         return 1;
       }
     }
     uv_mutex_lock(&st.lock);
     if (h->type == FTMW_FRAME_WELCOME)
-      ftmw_peer_place_locked(p, (int)m.pid, m.host, m.kernel);
+      ftmw_peer_place_locked(p, &at);
     p->welcomed = 1;
     if (p->state == FTMW_PEER_LAUNCHING)
       p->state = FTMW_PEER_ALIVE;
@@ -1086,6 +1077,14 @@ static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
   buf->len = direct ? len : sizeof(c->stage);
 }
 
+/* c's peer spoke, or this process stalled and its looks are stale: its
+ * kernel is asked afresh when it is silent again. */
+static void heard(ftmw_conn *c) {
+  c->look.at_ms = 0;
+  c->asleep_ms = 0;
+  c->starved = 0;
+}
+
 /* nread bytes (or a libuv error) came on c, in c->stage or, if c->direct,
  * straight into the payload being read. */
 static void got_bytes(ftmw_conn *c, ssize_t nread) {
@@ -1126,8 +1125,7 @@ static void got_bytes(ftmw_conn *c, ssize_t nread) {
   if (nread == 0)
     return;
   c->last_rx_ms = ftmw_now_ms();
-  c->starved = 0;
-  c->asleep_ms = 0;
+  heard(c);
   int rc = c->direct ? ftmw_reader_direct_done(&c->reader, (size_t)nread)
                      : ftmw_reader_feed(&c->reader, c->stage, (size_t)nread);
   if (rc == 0 || c->closing)
@@ -1254,8 +1252,11 @@ static void on_connect(uv_connect_t *req, int status) {
     return;
   }
   conn_ready(c);
-  ftmw_hello m;
-  hello_of_self(&m);
+  ftmw_hello m = {.role = (uint32_t)st.role,
+                  .id = (uint32_t)st.id,
+                  .epoch = st.epoch,
+                  .at = my_place};
+  memcpy(m.secret, st.secret, sizeof(m.secret));
   uint8_t payload[FTMW_HELLO_SIZE];
   ftmw_wire_encode_hello(payload, &m);
   send_ctrl(c, FTMW_FRAME_HELLO, p->pid_wire, 0, 0, 0, payload, sizeof(payload));
@@ -1300,7 +1301,7 @@ static void do_activate(ftmw_op *op) {
   send_ctrl(c, FTMW_FRAME_ACTIVATE, sp->pid_wire, w->id, w->epoch, 0, NULL, 0);
   uv_mutex_lock(&st.lock);
   sp->state = FTMW_PEER_DONE;
-  ftmw_peer_place_locked(w, sp->os_pid, sp->host, sp->kernel);
+  ftmw_peer_place_locked(w, &sp->at);
   uv_mutex_unlock(&st.lock);
   sp->conn = NULL;
   c->peer = w;
@@ -1384,6 +1385,7 @@ static void stalled(uint64_t gap, uint64_t now, int known, uint64_t cpu_ms,
     ftmw_conn *c = FTMW_CONTAINER_OF(n, ftmw_conn, node);
     c->last_rx_ms = later(c->last_rx_ms, gap, now);
     c->opened_ms = later(c->opened_ms, gap, now);
+    heard(c);
   }
   /* Long enough to have been declared failed: what the masters said comes
    * first, before anything else read in this pass (a worker's close may
@@ -1413,49 +1415,104 @@ uint64_t ftmw_transport_stalled_ms(void) {
 static uint64_t since(uint64_t t, uint64_t now) { return now > t ? now - t : 0; }
 
 /* A peer silent past the timeout is asked about, if it runs on this host:
- * the kernel knows whether it is gone, stopped, or runnable but not given
- * a CPU (an overloaded machine), and only the last is a live process. Such
- * a peer is spared up to STARVED_MAX timeouts of silence (as long as a
- * connection without HELLO is kept, see tick_cb). A peer asleep is hung only if it is
- * still asleep, and silent, ASLEEP_MIN_MS later (a tick later at least):
- * one found asleep just after a long starvation has run its loop and gone
- * back to sleep, its heartbeat on the way (seen in a job's trace: declared
- * failed 25 ms after it resumed). */
+ * its kernel knows whether it is gone, stopped, asleep, running, or
+ * runnable but waiting for a CPU (an overloaded machine), and only the
+ * last is a live process that could not speak. A peer on a CPU yet
+ * silent has a hung loop, and one asleep is hung if it is still asleep,
+ * and silent, ASLEEP_MIN_MS later (a tick later at least): one found asleep
+ * just after a long starvation has run its loop and gone back to sleep,
+ * its heartbeat on the way (seen in a job's trace: declared failed 25 ms
+ * after it resumed). Nobody is spared past SPARED_MAX timeouts of
+ * silence. */
 #define ASLEEP_MIN_MS 250
-#define STARVED_MAX 10
+#define SPARED_MAX 10
+/* A connection without a HELLO is a process not yet known: a join, which
+ * comes when a machine is busiest (spawns), or a stranger. It is dropped
+ * after this many timeouts (a joiner that dies closes it at once). */
+#define HELLO_WAIT_TIMEOUTS 10
 
-/* Whether the silent peer on c is spared; *verdict says what this host's
- * kernel said of it (FTMW_PROC_UNKNOWN for a peer on another host). */
+/* Whether the silent peer on c is spared for now; *verdict says what this
+ * host's kernel said of it (FTMW_PROC_UNKNOWN for a peer elsewhere). */
 static int spared(ftmw_conn *c, uint64_t silent, uint64_t to, uint64_t now,
                   int *verdict) {
   ftmw_peer *p = c->peer;
   *verdict = FTMW_PROC_UNKNOWN;
-  if (p->os_pid <= 0 || p->os_pid == getpid() ||
-      strcmp(p->host, st.host) != 0 || !ftmw_proc_same_kernel(p->kernel, my_kernel))
+  if (!ftmw_proc_is_local(&p->at, &my_place))
     return 0;
-  *verdict = ftmw_proc_look("/proc", p->os_pid);
+  *verdict = ftmw_proc_look("/proc", (int)p->at.pid, p->at.start, now, &c->look);
   if (*verdict != FTMW_PROC_ASLEEP)
     c->asleep_ms = 0;
-  else if (c->asleep_ms == 0)
-    c->asleep_ms = now;
-  if (c->asleep_ms != 0 && since(c->asleep_ms, now) < ASLEEP_MIN_MS)
-    return 1;
-  if (*verdict != FTMW_PROC_STARVED || silent > STARVED_MAX * to)
+  if (silent > SPARED_MAX * to)
     return 0;
-  if (!c->starved) {
-    c->starved = 1;
-    char name[48];
-    ftmw_trace("peer_starved", "\"peer\":\"%s\",\"pid\":%d,\"ms\":%llu",
-               peer_name(p, name, sizeof(name)), p->os_pid,
-               (unsigned long long)silent);
+  switch (*verdict) {
+  case FTMW_PROC_ASLEEP:
+    if (c->asleep_ms == 0)
+      c->asleep_ms = now;
+    return since(c->asleep_ms, now) < ASLEEP_MIN_MS;
+  case FTMW_PROC_BUSY: /* runnable: the next look tells */
+    return 1;
+  case FTMW_PROC_STARVED:
+    if (!c->starved) {
+      c->starved = 1;
+      char name[48];
+      ftmw_trace("peer_starved", "\"peer\":\"%s\",\"pid\":%d,\"ms\":%llu",
+                 peer_name(p, name, sizeof(name)), (int)p->at.pid,
+                 (unsigned long long)silent);
+    }
+    return 1;
+  default: /* gone, stopped, running yet silent, or not to be read */
+    return 0;
   }
-  return 1;
 }
 
-/* The tick.sleep fault: the loop's thread asleep, without running the
- * loop, until a master has cut this process off (declared it failed, and
- * closed its connection), for at most max_ms. */
-static void sleep_until_cut(uint64_t max_ms) {
+/* The tick.starve fault: the loop's thread waits for a CPU for ms, as on
+ * an overloaded machine. It drops to SCHED_IDLE on the CPU it runs on,
+ * where a thread of normal priority spins as long, and spins itself:
+ * runnable all along, on a CPU almost never. */
+typedef struct {
+  int cpu;
+  uint64_t end_ns;
+} hog_arg;
+
+static void pin(pthread_t t, int cpu) {
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  (void)pthread_setaffinity_np(t, sizeof(one), &one);
+}
+
+static void hog(void *arg) {
+  const hog_arg *a = arg;
+  pin(pthread_self(), a->cpu);
+  while (uv_hrtime() < a->end_ns)
+    ;
+}
+
+static void starve_self(uint64_t ms) {
+  pthread_t self = pthread_self();
+  cpu_set_t was;
+  int policy, cpu = sched_getcpu();
+  struct sched_param param, idle = {.sched_priority = 0};
+  uv_thread_t h;
+  hog_arg a = {.cpu = cpu < 0 ? 0 : cpu, .end_ns = uv_hrtime() + ms * 1000000u};
+  if (pthread_getaffinity_np(self, sizeof(was), &was) != 0 ||
+      pthread_getschedparam(self, &policy, &param) != 0 ||
+      uv_thread_create(&h, hog, &a) != 0)
+    return;
+  pin(self, a.cpu);
+  (void)pthread_setschedparam(self, SCHED_IDLE, &idle);
+  while (uv_hrtime() < a.end_ns)
+    ;
+  (void)pthread_setschedparam(self, policy, &param);
+  (void)pthread_setaffinity_np(self, sizeof(was), &was);
+  uv_thread_join(&h);
+}
+
+/* The tick.sleep and tick.spin faults: the loop's thread asleep, or on a
+ * CPU (spin), without running the loop, until a master has cut this
+ * process off (declared it failed, and closed its connection), for at
+ * most max_ms. */
+static void hang_until_cut(uint64_t max_ms, int spin) {
   uint64_t end = ftmw_now_ms() + max_ms;
   while (ftmw_now_ms() < end) {
     struct pollfd fds[FTMW_MAX_MASTERS];
@@ -1465,7 +1522,7 @@ static void sleep_until_cut(uint64_t max_ms) {
       if (st.masters[k].conn != NULL &&
           uv_fileno((const uv_handle_t *)&st.masters[k].conn->tcp, &fd) == 0)
         fds[n++] = (struct pollfd){.fd = fd, .events = POLLRDHUP};
-    if (poll(fds, (nfds_t)n, 100) > 0)
+    if (poll(fds, (nfds_t)n, spin ? 0 : 100) > 0)
       for (int i = 0; i < n; i++)
         if (fds[i].revents & (POLLRDHUP | POLLHUP | POLLERR))
           return;
@@ -1476,11 +1533,12 @@ static void sleep_until_cut(uint64_t max_ms) {
 static void tick_cb(uv_timer_t *t) {
   (void)t;
   uint64_t hb = (uint64_t)st.cfg.heartbeat_ms, to = (uint64_t)st.cfg.timeout_ms;
-  if (ftmw_fault_fires(FTMW_FAULT_TICK_STARVE)) /* runnable, loop not run */
-    for (uint64_t end = uv_hrtime() + 4 * to * 1000000u; uv_hrtime() < end;)
-      ;
+  if (ftmw_fault_fires(FTMW_FAULT_TICK_STARVE)) /* waits for a CPU */
+    starve_self(4 * to);
   if (ftmw_fault_fires(FTMW_FAULT_TICK_SLEEP)) /* asleep, loop not run */
-    sleep_until_cut(STARVED_MAX * to);
+    hang_until_cut((SPARED_MAX + 2) * to, 0);
+  if (ftmw_fault_fires(FTMW_FAULT_TICK_SPIN)) /* on a CPU, loop not run */
+    hang_until_cut((SPARED_MAX + 2) * to, 1);
   uint64_t now = ftmw_now_ms();
   /* The tick repeats every hb ms while the loop runs; a later one means
    * that it did not run (two ticks' leeway for a busy pass). */
@@ -1504,9 +1562,9 @@ static void tick_cb(uv_timer_t *t) {
     ftmw_conn *c = FTMW_CONTAINER_OF(n, ftmw_conn, node);
     n = n->next; /* c may be closed (and unlinked) below */
     if (c->peer == NULL) { /* no HELLO yet: a process not known, given long */
-      if (since(c->opened_ms, now) > STARVED_MAX * to) {
+      if (since(c->opened_ms, now) > HELLO_WAIT_TIMEOUTS * to) {
         ftmw_log("dropped connection from %s: no HELLO within %d ms", c->addr,
-                 STARVED_MAX * st.cfg.timeout_ms);
+                 HELLO_WAIT_TIMEOUTS * st.cfg.timeout_ms);
         conn_close(c);
       }
       continue;
@@ -1515,6 +1573,7 @@ static void tick_cb(uv_timer_t *t) {
     int verdict;
     if (silent > to && unread(c)) {
       c->last_rx_ms = now;
+      heard(c);
     } else if (silent > to && !spared(c, silent, to, now, &verdict)) {
       char why[80];
       snprintf(why, sizeof(why), "silent for %llu ms%s%s",
@@ -1592,7 +1651,7 @@ int ftmw_transport_start(int listen) {
   /* Traced from its first event on: the loop may trace from now on, on
    * either thread. */
   ftmw_trace_open(st.cfg.trace);
-  ftmw_proc_kernel_id(my_kernel);
+  ftmw_proc_self(&my_place, st.host);
   ftmw_q_init(&st.conns);
   if (uv_mutex_init(&lp.owner) != 0)
     return FT_ERR_INTERNAL;

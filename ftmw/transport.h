@@ -50,10 +50,12 @@ int ftmw_wait_locked(int64_t ms);
 int ftmw_peer_failed_locked(ftmw_peer *p, int report, const char *why);
 
 /* Where p's process runs, as its HELLO, its WELCOME or (for a master) the
- * set-up record says: the failure detector asks that kernel about a
- * silent peer on this host (localproc.h). st.lock held. */
-void ftmw_peer_place_locked(ftmw_peer *p, int pid, const char *host,
-                            const uint8_t *kernel);
+ * set-up record says: the failure detector asks that host's kernel about
+ * a silent peer on this host (localproc.h). st.lock held. */
+void ftmw_peer_place_locked(ftmw_peer *p, const ftmw_place *at);
+
+/* Where this process runs (set by ftmw_transport_start). */
+const ftmw_place *ftmw_transport_self(void);
 
 /* The first live master in priority order (this process, if it is a
  * master and none before it lives), or -1 (st.lock held): the primary. */

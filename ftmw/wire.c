@@ -81,10 +81,24 @@ int ftmw_wire_decode(const uint8_t in[FTMW_HDR_SIZE], uint64_t max_payload,
   return FTMW_WIRE_OK;
 }
 
-/* A host name field: NUL-padded, and NUL-terminated within it. */
-static void put_host(uint8_t out[FTMW_HOST_MAX], const char *host) {
-  memset(out, 0, FTMW_HOST_MAX);
-  memcpy(out, host, strnlen(host, FTMW_HOST_MAX - 1));
+/* A place: pid, host (NUL-padded, NUL-terminated within its field),
+ * kernel id, start time. */
+static void put_place(uint8_t out[FTMW_PLACE_SIZE], const ftmw_place *m) {
+  ftmw_put32(out, m->pid);
+  memset(out + 4, 0, FTMW_HOST_MAX);
+  memcpy(out + 4, m->host, strnlen(m->host, FTMW_HOST_MAX - 1));
+  memcpy(out + 4 + FTMW_HOST_MAX, m->kernel, FTMW_KERNEL_ID_SIZE);
+  ftmw_put64(out + 4 + FTMW_HOST_MAX + FTMW_KERNEL_ID_SIZE, m->start);
+}
+
+static int get_place(const uint8_t in[FTMW_PLACE_SIZE], ftmw_place *m) {
+  if (in[4 + FTMW_HOST_MAX - 1] != '\0')
+    return FTMW_WIRE_EHELLO;
+  m->pid = ftmw_get32(in);
+  memcpy(m->host, in + 4, FTMW_HOST_MAX);
+  memcpy(m->kernel, in + 4 + FTMW_HOST_MAX, FTMW_KERNEL_ID_SIZE);
+  m->start = ftmw_get64(in + 4 + FTMW_HOST_MAX + FTMW_KERNEL_ID_SIZE);
+  return FTMW_WIRE_OK;
 }
 
 void ftmw_wire_encode_hello(uint8_t out[FTMW_HELLO_SIZE], const ftmw_hello *m) {
@@ -92,9 +106,7 @@ void ftmw_wire_encode_hello(uint8_t out[FTMW_HELLO_SIZE], const ftmw_hello *m) {
   ftmw_put32(out + 32, m->role);
   ftmw_put32(out + 36, m->id);
   ftmw_put32(out + 40, m->epoch);
-  ftmw_put32(out + 44, m->pid);
-  put_host(out + 48, m->host);
-  memcpy(out + 48 + FTMW_HOST_MAX, m->kernel, FTMW_KERNEL_ID_SIZE);
+  put_place(out + 44, &m->at);
 }
 
 int ftmw_wire_decode_hello(const uint8_t *in, size_t len, ftmw_hello *m) {
@@ -104,29 +116,19 @@ int ftmw_wire_decode_hello(const uint8_t *in, size_t len, ftmw_hello *m) {
   m->role = ftmw_get32(in + 32);
   m->id = ftmw_get32(in + 36);
   m->epoch = ftmw_get32(in + 40);
-  m->pid = ftmw_get32(in + 44);
-  memcpy(m->host, in + 48, FTMW_HOST_MAX);
-  memcpy(m->kernel, in + 48 + FTMW_HOST_MAX, FTMW_KERNEL_ID_SIZE);
-  if (m->host[FTMW_HOST_MAX - 1] != '\0')
+  if (get_place(in + 44, &m->at) != FTMW_WIRE_OK)
     return FTMW_WIRE_EHELLO;
   if (m->role < FTMW_ROLE_MASTER || m->role > FTMW_ROLE_SPARE)
     return FTMW_WIRE_EHELLO;
   return FTMW_WIRE_OK;
 }
 
-void ftmw_wire_encode_welcome(uint8_t out[FTMW_WELCOME_SIZE], const ftmw_hello *m) {
-  ftmw_put32(out, m->pid);
-  put_host(out + 4, m->host);
-  memcpy(out + 4 + FTMW_HOST_MAX, m->kernel, FTMW_KERNEL_ID_SIZE);
+void ftmw_wire_encode_welcome(uint8_t out[FTMW_WELCOME_SIZE], const ftmw_place *m) {
+  put_place(out, m);
 }
 
-int ftmw_wire_decode_welcome(const uint8_t *in, size_t len, ftmw_hello *m) {
-  if (len != FTMW_WELCOME_SIZE || in[4 + FTMW_HOST_MAX - 1] != '\0')
-    return FTMW_WIRE_EHELLO;
-  m->pid = ftmw_get32(in);
-  memcpy(m->host, in + 4, FTMW_HOST_MAX);
-  memcpy(m->kernel, in + 4 + FTMW_HOST_MAX, FTMW_KERNEL_ID_SIZE);
-  return FTMW_WIRE_OK;
+int ftmw_wire_decode_welcome(const uint8_t *in, size_t len, ftmw_place *m) {
+  return len == FTMW_WELCOME_SIZE ? get_place(in, m) : FTMW_WIRE_EHELLO;
 }
 
 const char *ftmw_wire_strerror(int rc) {

@@ -20,10 +20,13 @@
 /* Which kernel, and which of its pid namespaces, a process id belongs to:
  * the kernel's boot id (16 bytes) and the namespace's inode (8). */
 #define FTMW_KERNEL_ID_SIZE 24
-#define FTMW_HELLO_SIZE (FTMW_SECRET_SIZE + 16 + FTMW_HOST_MAX + FTMW_KERNEL_ID_SIZE)
-/* WELCOME: the master's process id, host name and kernel id, as a HELLO
- * gives the joining process's (for the failure detector's local check). */
-#define FTMW_WELCOME_SIZE (4 + FTMW_HOST_MAX + FTMW_KERNEL_ID_SIZE)
+/* Where a process runs (ftmw_place): pid, host name, kernel id and the
+ * process's start time, as HELLO and WELCOME carry it. */
+#define FTMW_PLACE_SIZE (4 + FTMW_HOST_MAX + FTMW_KERNEL_ID_SIZE + 8)
+#define FTMW_HELLO_SIZE (FTMW_SECRET_SIZE + 12 + FTMW_PLACE_SIZE)
+/* WELCOME: the accepting master's place, for the joining process's
+ * failure detector (localproc.h). */
+#define FTMW_WELCOME_SIZE FTMW_PLACE_SIZE
 
 /* Process identities on the wire: workers are their rank (1..W); masters
  * and spares live in tagged ranges so that no identity is ambiguous. */
@@ -117,14 +120,21 @@ typedef struct {
 /* What a HELLO carries besides the secret. */
 enum ftmw_role { FTMW_ROLE_MASTER = 1, FTMW_ROLE_WORKER, FTMW_ROLE_SPARE };
 
+/* Where a process runs: what lets a peer on the same host ask that
+ * host's kernel about it (localproc.h). */
+typedef struct {
+  uint32_t pid;
+  char host[FTMW_HOST_MAX]; /* NUL-terminated */
+  uint8_t kernel[FTMW_KERNEL_ID_SIZE]; /* all zeros: unknown */
+  uint64_t start; /* clock ticks after boot (proc(5) starttime); 0: unknown */
+} ftmw_place;
+
 typedef struct {
   uint8_t secret[FTMW_SECRET_SIZE];
   uint32_t role;
   uint32_t id; /* worker rank, master index or spare index */
   uint32_t epoch;
-  uint32_t pid;
-  char host[FTMW_HOST_MAX]; /* NUL-terminated */
-  uint8_t kernel[FTMW_KERNEL_ID_SIZE];
+  ftmw_place at;
 } ftmw_hello;
 
 /* Decoder results (negative: the connection must be closed). */
@@ -148,10 +158,8 @@ int ftmw_wire_decode(const uint8_t in[FTMW_HDR_SIZE], uint64_t max_payload,
 
 void ftmw_wire_encode_hello(uint8_t out[FTMW_HELLO_SIZE], const ftmw_hello *m);
 int ftmw_wire_decode_hello(const uint8_t *in, size_t len, ftmw_hello *m);
-/* WELCOME carries the fields of a HELLO that say where the process runs:
- * pid, host and kernel (the others are left alone). */
-void ftmw_wire_encode_welcome(uint8_t out[FTMW_WELCOME_SIZE], const ftmw_hello *m);
-int ftmw_wire_decode_welcome(const uint8_t *in, size_t len, ftmw_hello *m);
+void ftmw_wire_encode_welcome(uint8_t out[FTMW_WELCOME_SIZE], const ftmw_place *m);
+int ftmw_wire_decode_welcome(const uint8_t *in, size_t len, ftmw_place *m);
 
 const char *ftmw_wire_strerror(int rc);
 const char *ftmw_frame_name(int type);

@@ -92,18 +92,21 @@ Test(wire, replica_frames, .timeout = 5) {
 }
 
 Test(wire, hello_round_trip_and_rejects, .timeout = 5) {
-  ftmw_hello m = {.role = FTMW_ROLE_WORKER, .id = 5, .epoch = 1, .pid = 42};
+  ftmw_hello m = {.role = FTMW_ROLE_WORKER, .id = 5, .epoch = 1,
+                  .at = {.pid = 42, .start = 0x0102030405060708ull}};
   memset(m.secret, 0xab, sizeof(m.secret));
-  memset(m.kernel, 0x3c, sizeof(m.kernel));
-  strcpy(m.host, "node-7");
+  memset(m.at.kernel, 0x3c, sizeof(m.at.kernel));
+  strcpy(m.at.host, "node-7");
   uint8_t buf[FTMW_HELLO_SIZE], copy[FTMW_HELLO_SIZE];
   ftmw_hello out;
   ftmw_wire_encode_hello(buf, &m);
   cr_assert_eq(ftmw_wire_decode_hello(buf, sizeof(buf), &out), FTMW_WIRE_OK);
   cr_assert_eq(out.id, 5);
-  cr_assert_str_eq(out.host, "node-7");
+  cr_assert_eq(out.at.pid, 42);
+  cr_assert_eq(out.at.start, m.at.start);
+  cr_assert_str_eq(out.at.host, "node-7");
   cr_assert_eq(memcmp(out.secret, m.secret, sizeof(m.secret)), 0);
-  cr_assert_eq(memcmp(out.kernel, m.kernel, sizeof(m.kernel)), 0);
+  cr_assert_eq(memcmp(out.at.kernel, m.at.kernel, sizeof(m.at.kernel)), 0);
   cr_assert_eq(ftmw_wire_decode_hello(buf, sizeof(buf) - 1, &out), FTMW_WIRE_EHELLO);
   memcpy(copy, buf, sizeof(copy));
   memset(copy + 48, 'x', FTMW_HOST_MAX); /* host not NUL-terminated */
@@ -114,13 +117,14 @@ Test(wire, hello_round_trip_and_rejects, .timeout = 5) {
 }
 
 Test(wire, welcome_round_trip_and_rejects, .timeout = 5) {
-  ftmw_hello m = {.pid = 4242}, out;
+  ftmw_place m = {.pid = 4242, .start = 77}, out;
   strcpy(m.host, "node-3");
   memset(m.kernel, 0x5a, sizeof(m.kernel));
   uint8_t buf[FTMW_WELCOME_SIZE];
   ftmw_wire_encode_welcome(buf, &m);
   cr_assert_eq(ftmw_wire_decode_welcome(buf, sizeof(buf), &out), FTMW_WIRE_OK);
   cr_assert_eq(out.pid, 4242);
+  cr_assert_eq(out.start, 77);
   cr_assert_str_eq(out.host, "node-3");
   cr_assert_eq(memcmp(out.kernel, m.kernel, sizeof(m.kernel)), 0);
   cr_assert_eq(ftmw_wire_decode_welcome(buf, sizeof(buf) - 1, &out), FTMW_WIRE_EHELLO);

@@ -52,7 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     (void)ftmw_wire_decode(data, MAX_PAYLOAD, &h);
   ftmw_hello m;
   (void)ftmw_wire_decode_hello(data, size, &m);
-  (void)ftmw_wire_decode_welcome(data, size, &m);
+  (void)ftmw_wire_decode_welcome(data, size, &m.at);
 
   ftmw_reader r;
   ftmw_reader_init(&r, MAX_PAYLOAD, fz_alloc, fz_emit, fz_release, NULL);

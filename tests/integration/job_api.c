@@ -366,7 +366,7 @@ static void rogue(int rank, int W) {
     garbage[i] = (char)(i * 37 + 11);
   rogue_try("garbage", garbage, sizeof(garbage), 4.5);
   uint8_t frame[FTMW_HDR_SIZE + FTMW_HELLO_SIZE];
-  ftmw_hello m = {.role = FTMW_ROLE_WORKER, .id = 1, .epoch = 0, .pid = 1};
+  ftmw_hello m = {.role = FTMW_ROLE_WORKER, .id = 1, .epoch = 0, .at = {.pid = 1}};
   memset(m.secret, 0x5a, sizeof(m.secret)); /* wrong secret */
   ftmw_hdr h = {.type = FTMW_FRAME_HELLO, .src = 1, .dst = FTMW_PID_MASTER(0), .len = FTMW_HELLO_SIZE};
   ftmw_wire_encode(frame, &h);
