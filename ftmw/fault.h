@@ -38,7 +38,7 @@
   XX(TICK_STARVE, "tick.starve")   /* the loop's thread, at its Nth heartbeat \
                                       tick: made to wait for a CPU for 4 x     \
                                       FT_TIMEOUT_MS without running the loop  \
-                                      (SCHED_IDLE beside a spinning thread on \
+                                      (three threads spinning beside it on    \
                                       its CPU), as on an overloaded machine,   \
                                       instead of dying (ftmw_fault_fires) */   \
   XX(TICK_SLEEP, "tick.sleep")     /* the same, asleep instead (a loop       \

@@ -704,21 +704,22 @@ static int connect_masters(const ftmw_addr *m) {
   uint64_t deadline = ftmw_now_ms() + FTMW_LAUNCH_WAIT_MS;
   int alive = 0;
   for (int k = last; k >= 0; k--) {
-    if (m[k].port <= 0) { /* dead when this process was launched */
+    ftmw_addr mk = addr_ended(m[k]);
+    if (mk.port <= 0) { /* dead when this process was launched */
       ftmw_peer_failed_locked(&st.masters[k], 1, "dead before this process");
       continue;
     }
     ftmw_op op = {.kind = FTMW_OP_CONNECT, .peer = &st.masters[k]};
     struct sockaddr_in *a = (struct sockaddr_in *)&op.addr;
-    if (uv_ip4_addr(m[k].ip, m[k].port, a) != 0) {
+    if (uv_ip4_addr(mk.ip, mk.port, a) != 0) {
       uv_mutex_unlock(&st.lock);
-      ftmw_log("bad master address %s:%d", m[k].ip, (int)m[k].port);
+      ftmw_log("bad master address %s:%d", mk.ip, (int)mk.port);
       return -1;
     }
     st.masters[k].state = FTMW_PEER_LAUNCHING;
     /* Where it runs, so that a silent master is judged by the usual
      * rules (its kernel's answer too) even before its WELCOME. */
-    ftmw_peer_place_locked(&st.masters[k], &m[k].at);
+    ftmw_peer_place_locked(&st.masters[k], &mk.at);
     ftmw_transport_submit(&op, 1);
     ftmw_op_wait_locked(&op);
     /* A master that already said BYE was reached: the job ended before

@@ -62,7 +62,8 @@ static int task_file(char *path, size_t cap, const char *proc, int pid,
 typedef struct {
   int listed, seen, live, ours, stopped, disk, dumping;
   uint64_t start; /* the leader's start time; 0: not read */
-  int n;          /* runnable threads, in run[] (the first ones) */
+  int runnable;   /* runnable threads... */
+  int n;          /* ...of which these were sampled, in run_* */
   int run_tid[FTMW_PROC_THREADS_MAX];
   uint64_t run_cpu[FTMW_PROC_THREADS_MAX];
 } threads_seen;
@@ -95,6 +96,7 @@ static void see_thread(const char *proc, int pid, const char *tid,
   ts->disk |= t.state == 'D';
   ts->stopped |= t.state == 'T' || t.state == 't';
   unsigned long long cpu;
+  ts->runnable += t.state == 'R';
   if (t.state != 'R' || ts->n == FTMW_PROC_THREADS_MAX ||
       task_file(path, sizeof(path), proc, pid, tid, "schedstat") != 0 ||
       read_small(path, buf, sizeof(buf)) <= 0 || sscanf(buf, "%llu", &cpu) != 1)
@@ -105,8 +107,10 @@ static void see_thread(const char *proc, int pid, const char *tid,
 
 /* Runnable threads against the previous look s (then replaced by this
  * one, if old enough): STARVED if one of them was on a CPU less than half
- * of the time between the looks, RUNNING if each was on one more, BUSY
- * if there is nothing to compare with. */
+ * of the time between the looks, RUNNING if each was on one more (every
+ * runnable thread sampled), BUSY if there is nothing to compare with or a
+ * runnable thread could not be sampled (no schedstat, too many threads):
+ * it may be the one that waits. */
 static int compare_runnable(const threads_seen *ts, uint64_t now_ms,
                             ftmw_proc_sample *s) {
   if (s->at_ms != 0 && now_ms < s->at_ms + FTMW_PROC_LOOK_MIN_MS)
@@ -126,7 +130,9 @@ static int compare_runnable(const threads_seen *ts, uint64_t now_ms,
     s->t[i].tid = ts->run_tid[i];
     s->t[i].cpu_ns = ts->run_cpu[i];
   }
-  return waited ? FTMW_PROC_STARVED : matched ? FTMW_PROC_RUNNING : FTMW_PROC_BUSY;
+  if (waited)
+    return FTMW_PROC_STARVED;
+  return matched == ts->runnable ? FTMW_PROC_RUNNING : FTMW_PROC_BUSY;
 }
 
 int ftmw_proc_look(const char *proc, int pid, uint64_t start, uint64_t now_ms,
@@ -165,7 +171,7 @@ int ftmw_proc_look(const char *proc, int pid, uint64_t start, uint64_t now_ms,
     return FTMW_PROC_STOPPED;
   if (ts.disk)
     return FTMW_PROC_STARVED;
-  if (ts.n == 0) {
+  if (ts.runnable == 0) {
     s->at_ms = 0; /* runnable threads seen later have no earlier look */
     return FTMW_PROC_ASLEEP;
   }

@@ -304,7 +304,7 @@ Test(localproc, fake_proc_running_or_starved, .init = fake_setup,
   fake_task(pid, pid + 1, FTMW_IO_THREAD_NAME, 'R', 0, START, 1000000000ull);
   cr_expect_eq(ftmw_proc_look(fake_root, pid, START, 1000, &s), FTMW_PROC_BUSY,
                "first look: nothing to compare with");
-  /* 200 ms later, 30 ms more on a CPU: too soon (the older look is kept). */
+  /* 20 ms later, 30 ms more on a CPU: too soon (the older look is kept). */
   fake_task(pid, pid + 1, FTMW_IO_THREAD_NAME, 'R', 0, START, 1030000000ull);
   cr_expect_eq(ftmw_proc_look(fake_root, pid, START, 1020, &s), FTMW_PROC_BUSY);
   cr_expect_eq(s.at_ms, 1000);
@@ -321,4 +321,13 @@ Test(localproc, fake_proc_running_or_starved, .init = fake_setup,
   fake_task(pid, pid, "app", 'S', 0, START, 5);
   cr_expect_eq(ftmw_proc_look(fake_root, pid, START, 1800, &s), FTMW_PROC_ASLEEP);
   cr_expect_eq(s.at_ms, 0);
+  /* A runnable thread whose time on a CPU cannot be read (a kernel
+   * without schedstat) may be the one waiting: never asleep, never
+   * running. */
+  char path[256];
+  fake_task(pid, pid + 1, FTMW_IO_THREAD_NAME, 'R', 0, START, 0);
+  snprintf(path, sizeof(path), "%s/%d/task/%d/schedstat", fake_root, pid, pid + 1);
+  cr_assert_eq(unlink(path), 0);
+  cr_expect_eq(ftmw_proc_look(fake_root, pid, START, 2000, &s), FTMW_PROC_BUSY);
+  cr_expect_eq(ftmw_proc_look(fake_root, pid, START, 2200, &s), FTMW_PROC_BUSY);
 }
