@@ -52,6 +52,8 @@ typedef struct {
   size_t len;
   uint8_t buf[FTMW_HDR_SIZE + FTMW_HELLO_SIZE];
 } ctrl_write;
+_Static_assert(FTMW_WELCOME_SIZE <= FTMW_HELLO_SIZE,
+               "the largest control frame is a HELLO");
 
 #define st ftmw_st
 
