@@ -1,6 +1,8 @@
 /* Fault injection (see fault.h). */
 #include "ftmw_impl.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -123,4 +125,54 @@ int ftmw_fault_fires(int point) {
 void ftmw_fault_hit(int point) {
   if (ftmw_fault_fires(point))
     raise(SIGKILL);
+}
+
+/* ftmw_fault_starve: STARVE_HOGS threads spin for ms on the CPU the
+ * caller runs on, where it spins too. (Nothing here needs privileges: no
+ * priority is changed, and the affinity is given back.) */
+#define STARVE_HOGS 3
+
+typedef struct {
+  int cpu;
+  uint64_t end_ns;
+} hog_arg;
+
+static void pin(pthread_t t, int cpu) {
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  (void)pthread_setaffinity_np(t, sizeof(one), &one);
+}
+
+static void hog(void *arg) {
+  const hog_arg *a = arg;
+  pin(pthread_self(), a->cpu);
+  while (uv_hrtime() < a->end_ns)
+    ;
+}
+
+void ftmw_fault_starve(uint64_t ms) {
+  pthread_t self = pthread_self();
+  cpu_set_t was;
+  if (pthread_getaffinity_np(self, sizeof(was), &was) != 0) {
+    ftmw_log("tick.starve: cannot read this thread's CPUs; not starved");
+    return;
+  }
+  int cpu = sched_getcpu();
+  if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &was))
+    for (cpu = 0; cpu < CPU_SETSIZE - 1 && !CPU_ISSET(cpu, &was); cpu++)
+      ;
+  hog_arg a = {.cpu = cpu, .end_ns = uv_hrtime() + ms * 1000000u};
+  uv_thread_t h[STARVE_HOGS];
+  int n = 0;
+  while (n < STARVE_HOGS && uv_thread_create(&h[n], hog, &a) == 0)
+    n++;
+  if (n < STARVE_HOGS)
+    ftmw_log("tick.starve: %d of %d hog threads started", n, STARVE_HOGS);
+  pin(self, cpu);
+  while (uv_hrtime() < a.end_ns)
+    ;
+  (void)pthread_setaffinity_np(self, sizeof(was), &was);
+  for (int i = 0; i < n; i++)
+    uv_thread_join(&h[i]);
 }

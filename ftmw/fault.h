@@ -84,4 +84,9 @@ void ftmw_fault_hit(int point);
  * fault_injected), for points whose fault is not this process's death. */
 int ftmw_fault_fires(int point);
 
+/* The tick.starve fault: the calling thread waits for a CPU for ms
+ * without running anything else, as on an overloaded machine (runnable
+ * all along, on its CPU a quarter of the time at most). */
+void ftmw_fault_starve(uint64_t ms);
+
 #endif

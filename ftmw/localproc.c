@@ -62,10 +62,8 @@ static int task_file(char *path, size_t cap, const char *proc, int pid,
 typedef struct {
   int listed, seen, live, ours, stopped, disk, dumping;
   uint64_t start; /* the leader's start time; 0: not read */
-  int runnable;   /* runnable threads... */
-  int n;          /* ...of which these were sampled, in run_* */
-  int run_tid[FTMW_PROC_THREADS_MAX];
-  uint64_t run_cpu[FTMW_PROC_THREADS_MAX];
+  int runnable;        /* runnable threads... */
+  ftmw_proc_sample run; /* ...of which these were sampled */
 } threads_seen;
 
 /* Reads one thread (tid, a directory name) of pid into ts. */
@@ -81,14 +79,14 @@ static void see_thread(const char *proc, int pid, const char *tid,
   if (atoi(tid) == pid)
     ts->start = t.start;
   ts->dumping |= (t.flags & PF_DUMPCORE_) != 0;
-  /* Z, X: a thread that ended (the leader too, after pthread_exit), as
-   * is one exiting; R: running or runnable; D: disk wait; T, t: stopped,
-   * traced; the others wait for something. */
   if (task_file(path, sizeof(path), proc, pid, tid, "comm") == 0 &&
       read_small(path, buf, sizeof(buf)) > 0) {
     buf[strcspn(buf, "\n")] = '\0';
     ts->ours |= strcmp(buf, FTMW_IO_THREAD_NAME) == 0;
   }
+  /* Z, X: a thread that ended (the leader too, after pthread_exit), as
+   * is one exiting; R: running or runnable; D: disk wait; T, t: stopped,
+   * traced; the others wait for something. */
   if (t.state == 'Z' || t.state == 'X' || t.state == 'x' ||
       (t.flags & PF_EXITING_))
     return;
@@ -97,12 +95,12 @@ static void see_thread(const char *proc, int pid, const char *tid,
   ts->stopped |= t.state == 'T' || t.state == 't';
   unsigned long long cpu;
   ts->runnable += t.state == 'R';
-  if (t.state != 'R' || ts->n == FTMW_PROC_THREADS_MAX ||
+  if (t.state != 'R' || ts->run.n == FTMW_PROC_THREADS_MAX ||
       task_file(path, sizeof(path), proc, pid, tid, "schedstat") != 0 ||
       read_small(path, buf, sizeof(buf)) <= 0 || sscanf(buf, "%llu", &cpu) != 1)
     return;
-  ts->run_tid[ts->n] = atoi(tid);
-  ts->run_cpu[ts->n++] = cpu;
+  ts->run.t[ts->run.n].tid = atoi(tid);
+  ts->run.t[ts->run.n++].cpu_ns = cpu;
 }
 
 /* Runnable threads against the previous look s (then replaced by this
@@ -117,19 +115,15 @@ static int compare_runnable(const threads_seen *ts, uint64_t now_ms,
     return FTMW_PROC_BUSY; /* too soon to tell: keep the older look */
   int matched = 0, waited = 0;
   uint64_t half_ns = (now_ms - s->at_ms) * 1000000u / 2;
-  for (int i = 0; s->at_ms != 0 && i < ts->n; i++)
+  for (int i = 0; s->at_ms != 0 && i < ts->run.n; i++)
     for (int j = 0; j < s->n; j++)
-      if (s->t[j].tid == ts->run_tid[i]) {
+      if (s->t[j].tid == ts->run.t[i].tid) {
         matched++;
-        waited |= ts->run_cpu[i] - s->t[j].cpu_ns < half_ns;
+        waited |= ts->run.t[i].cpu_ns - s->t[j].cpu_ns < half_ns;
         break;
       }
+  *s = ts->run;
   s->at_ms = now_ms;
-  s->n = ts->n;
-  for (int i = 0; i < ts->n; i++) {
-    s->t[i].tid = ts->run_tid[i];
-    s->t[i].cpu_ns = ts->run_cpu[i];
-  }
   if (waited)
     return FTMW_PROC_STARVED;
   return matched == ts->runnable ? FTMW_PROC_RUNNING : FTMW_PROC_BUSY;

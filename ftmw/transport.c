@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1470,58 +1469,6 @@ static int spared(ftmw_conn *c, uint64_t silent, uint64_t to, uint64_t now,
   }
 }
 
-/* The tick.starve fault: the loop's thread waits for a CPU for ms, as on
- * an overloaded machine. STARVE_HOGS threads spin as long on the CPU it
- * runs on, where it spins too: runnable all along, on the CPU a quarter
- * of the time at most. (Nothing here needs privileges: no priority is
- * changed, and the affinity is given back.) */
-#define STARVE_HOGS 3
-
-typedef struct {
-  int cpu;
-  uint64_t end_ns;
-} hog_arg;
-
-static void pin(pthread_t t, int cpu) {
-  cpu_set_t one;
-  CPU_ZERO(&one);
-  CPU_SET(cpu, &one);
-  (void)pthread_setaffinity_np(t, sizeof(one), &one);
-}
-
-static void hog(void *arg) {
-  const hog_arg *a = arg;
-  pin(pthread_self(), a->cpu);
-  while (uv_hrtime() < a->end_ns)
-    ;
-}
-
-static void starve_self(uint64_t ms) {
-  pthread_t self = pthread_self();
-  cpu_set_t was;
-  if (pthread_getaffinity_np(self, sizeof(was), &was) != 0) {
-    ftmw_log("tick.starve: cannot read this thread's CPUs; not starved");
-    return;
-  }
-  int cpu = sched_getcpu();
-  if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &was))
-    for (cpu = 0; cpu < CPU_SETSIZE - 1 && !CPU_ISSET(cpu, &was); cpu++)
-      ;
-  hog_arg a = {.cpu = cpu, .end_ns = uv_hrtime() + ms * 1000000u};
-  uv_thread_t h[STARVE_HOGS];
-  int n = 0;
-  while (n < STARVE_HOGS && uv_thread_create(&h[n], hog, &a) == 0)
-    n++;
-  if (n < STARVE_HOGS)
-    ftmw_log("tick.starve: %d of %d hog threads started", n, STARVE_HOGS);
-  pin(self, cpu);
-  while (uv_hrtime() < a.end_ns)
-    ;
-  (void)pthread_setaffinity_np(self, sizeof(was), &was);
-  for (int i = 0; i < n; i++)
-    uv_thread_join(&h[i]);
-}
-
 /* The tick.sleep and tick.spin faults: the loop's thread asleep, or on a
  * CPU (spin), without running the loop, until a master has cut this
  * process off (declared it failed, and closed its connection), for at
@@ -1548,7 +1495,7 @@ static void tick_cb(uv_timer_t *t) {
   (void)t;
   uint64_t hb = (uint64_t)st.cfg.heartbeat_ms, to = (uint64_t)st.cfg.timeout_ms;
   if (ftmw_fault_fires(FTMW_FAULT_TICK_STARVE)) /* waits for a CPU */
-    starve_self(4 * to);
+    ftmw_fault_starve(4 * to);
   if (ftmw_fault_fires(FTMW_FAULT_TICK_SLEEP)) /* asleep, loop not run */
     hang_until_cut((SPARED_MAX + 2) * to, 0);
   if (ftmw_fault_fires(FTMW_FAULT_TICK_SPIN)) /* on a CPU, loop not run */

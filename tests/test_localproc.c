@@ -278,9 +278,8 @@ Test(localproc, fake_proc_states, .init = fake_setup, .fini = fake_teardown,
               cases[i].leader_flags, START, 0);
     fake_task(pid, pid + 1, FTMW_IO_THREAD_NAME, cases[i].io_state,
               cases[i].io_flags, START, 0);
-    cr_expect_eq(ftmw_proc_look(fake_root, pid, START, 1000, &s), cases[i].want,
-                 "case %d: %s", i,
-                 ftmw_proc_verdict_name(ftmw_proc_look(fake_root, pid, START, 1000, &s)));
+    int v = ftmw_proc_look(fake_root, pid, START, 1000, &s);
+    cr_expect_eq(v, cases[i].want, "case %d: %s", i, ftmw_proc_verdict_name(v));
   }
   /* Another process with the pid: another start time. */
   ftmw_proc_sample s = {0};
