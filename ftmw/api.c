@@ -6,25 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct ftmw_state ftmw_st;
 #define st ftmw_st
-
-uint32_t ftmw_self_pid(void) {
-  switch (st.role) {
-  case FTMW_ROLE_MASTER: return FTMW_PID_MASTER(st.id);
-  case FTMW_ROLE_SPARE: return FTMW_PID_SPARE(st.id);
-  default: return (uint32_t)st.id;
-  }
-}
-
-const char *ftmw_role_name(int role) {
-  switch (role) {
-  case FTMW_ROLE_MASTER: return "master";
-  case FTMW_ROLE_WORKER: return "worker";
-  case FTMW_ROLE_SPARE: return "spare";
-  default: return "none";
-  }
-}
 
 static int is_master(void) { return st.role == FTMW_ROLE_MASTER; }
 
@@ -288,7 +270,7 @@ static int send_data_locked(const char *call, ftmw_peer *p, uint64_t seq,
                             int tag, const void *buf, size_t bytes,
                             int *acker) {
   for (;;) {
-    ftmw_op op = {.seq = seq, .want_ack = 1};
+    ftmw_op op = {.out = {.seq = seq, .want_ack = 1}};
     ftmw_op_frame(&op, p, FTMW_FRAME_DATA, tag, 0, buf, bytes);
     ftmw_transport_submit(&op, 1);
     if (ftmw_op_wait_locked(&op) == FT_SUCCESS) {
@@ -330,7 +312,7 @@ int ftmw_send(const char *call, const void *buf, int count, FT_Datatype type,
      * waits for the worker's ACKED of the same number. */
     uint64_t seq = ++p->next_seq;
     rc = FTMW_REP_SEND_SELF;
-    if (ftmw_rep_is_replica()) {
+    if (ftmw_is_replica()) {
       /* Only the primary sends; a replica waits for the worker's word, and
        * if the worker dies, for the primary's verdict on the same call. */
       rc = ftmw_rep_send(p, seq);

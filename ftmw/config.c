@@ -6,21 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int ftmw_parse_int(const char *s, long lo, long hi, long *out) {
-  if (s == NULL || *s == '\0')
-    return -1;
-  for (const char *p = s; *p; p++)
-    if ((*p < '0' || *p > '9') && !(p == s && *p == '-'))
-      return -1;
-  errno = 0;
-  char *end;
-  long v = strtol(s, &end, 10);
-  if (errno != 0 || *end != '\0' || v < lo || v > hi)
-    return -1;
-  *out = v;
-  return 0;
-}
-
 /* Reads an optional integer variable; returns -1 after writing err. */
 static int int_var(ftmw_getenv_fn get, const char *name, long lo, long hi,
                    long dflt, int *out, char *err, size_t errlen) {

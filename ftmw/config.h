@@ -3,6 +3,8 @@
 #ifndef FTMW_CONFIG_H
 #define FTMW_CONFIG_H
 
+#include "parse.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,7 +48,5 @@ typedef const char *(*ftmw_getenv_fn)(const char *name);
 int ftmw_config_parse(ftmw_config *c, ftmw_getenv_fn get, char *err,
                       size_t errlen);
 
-/* Strict decimal integer in [lo, hi]: no sign games, no trailing bytes. */
-int ftmw_parse_int(const char *s, long lo, long hi, long *out);
 
 #endif

@@ -23,6 +23,8 @@
 #include "config.h"
 #include "fault.h"
 #include "hosts.h"
+#include "link.h"
+#include "msg.h"
 #include "mslog.h"
 #include "queue.h"
 #include "trace.h"
@@ -40,17 +42,6 @@ enum ftmw_peer_state {
 
 enum ftmw_mode { FTMW_MODE_SPAWN = 1, FTMW_MODE_STATIC };
 
-/* An inbound application message; header and data in one allocation. */
-typedef struct ftmw_msg {
-  ftmw_qnode by_peer;    /* peer->inbox */
-  ftmw_qnode by_arrival; /* st.arrivals */
-  int source;
-  int tag;
-  uint64_t seq; /* the sender's sequence number (DATA or COPY) */
-  size_t len;
-  size_t cap; /* bytes data can hold (ftmw_msg_new) */
-  uint8_t data[];
-} ftmw_msg;
 
 /* A nondeterministic call's outcome as the primary decided it (DECIDE):
  * replicas make their call give the same (see wire.h for the fields). */
@@ -62,7 +53,6 @@ typedef struct ftmw_decision {
   uint64_t number; /* decisions are numbered from 1 in every master */
 } ftmw_decision;
 
-struct ftmw_conn;
 struct ftmw_peer;
 
 enum ftmw_op_kind {
@@ -73,25 +63,16 @@ enum ftmw_op_kind {
 };
 
 /* Work handed from the application thread to the loop. It lives on
- * the caller's stack: the caller waits until op->done, and for DATA until
- * op->acked or op->failed, before returning. */
+ * the caller's stack: the caller waits until out.done, and for DATA until
+ * out.acked or out.failed, before returning. */
 typedef struct ftmw_op {
-  ftmw_qnode node; /* st.submit, then peer->unacked while awaiting ACK */
+  ftmw_qnode node; /* st.submit */
   int kind;
   struct ftmw_peer *peer;
   struct ftmw_peer *target; /* ACTIVATE: the worker slot */
   uint32_t epoch;           /* the peer incarnation this op is meant for */
-  int want_ack;
-  uint64_t seq;
-  uint8_t hdr[FTMW_HDR_SIZE];
-  uv_buf_t bufs[2];
-  unsigned nbufs;
-  uv_write_t req;
   struct sockaddr_storage addr;
-  /* Under st.lock: */
-  int done;   /* written (or given up); the loop no longer uses op */
-  int acked;  /* the peer acknowledged */
-  int failed; /* the peer failed first */
+  ftmw_out out; /* FRAME: the frame; every op: its outcome */
 } ftmw_op;
 
 typedef struct ftmw_peer {
@@ -137,8 +118,7 @@ typedef struct ftmw_peer {
   } post;
   ftmw_mslog log; /* masters: the ms_* calls to this worker */
   /* The loop's owner only: */
-  struct ftmw_conn *conn;
-  ftmw_qnode unacked; /* ftmw_op.node, oldest first */
+  ftmw_conn *conn; /* bound to this peer (link.h), or NULL */
   ftmw_qnode held;    /* master with replicas: ftmw_msg.by_peer, DATA this
                          worker sent while this master was not primary */
 } ftmw_peer;
@@ -180,13 +160,6 @@ struct ftmw_state {
   uint64_t tx_seq;        /* worker: the last DATA seq it sent */
 
   /* The transport (the loop's owner, see transport.c): */
-  uv_loop_t loop;
-  uv_thread_t thread;
-  uv_async_t async;
-  uv_timer_t tick;
-  uv_tcp_t listener;
-  int listening;
-  ftmw_qnode conns; /* every open ftmw_conn */
   uint64_t orphan_since;
   char listen_ip[48];
   int listen_port;
@@ -226,6 +199,7 @@ static inline uint64_t ftmw_now_ms(void) { return uv_hrtime() / 1000000u; }
 
 #include "launch.h"
 #include "match.h"
+#include "peer.h"
 #include "replica.h"
 #include "transport.h"
 

@@ -91,7 +91,6 @@ static void init_peers(ftmw_peer *v, int from, int to, int kind,
     v[i].id = i;
     v[i].pid_wire = pid(i);
     ftmw_q_init(&v[i].inbox);
-    ftmw_q_init(&v[i].unacked);
     ftmw_q_init(&v[i].held);
     ftmw_mslog_init(&v[i].log);
   }

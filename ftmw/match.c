@@ -21,6 +21,11 @@ ftmw_msg *ftmw_msg_new(size_t len) {
   return m;
 }
 
+void ftmw_msg_free_data(void *payload) {
+  if (payload)
+    ftmw_msg_free(FTMW_CONTAINER_OF(payload, ftmw_msg, data));
+}
+
 void ftmw_msg_free(ftmw_msg *m) {
   if (m != NULL && m->cap >= MSG_REUSE_MIN)
     m = __atomic_exchange_n(&kept_large, m, __ATOMIC_ACQ_REL);

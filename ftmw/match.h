@@ -4,16 +4,6 @@
 #ifndef FTMW_MATCH_H
 #define FTMW_MATCH_H
 
-/* A message that can hold len bytes, or NULL. Large ones reuse the last
- * large buffer freed when it fits: the kernel writing a payload into fresh
- * memory takes a page fault per page, which cost more than the copy to the
- * caller's buffer (24 ms against 7.5 for 64 MiB here). At most one such
- * buffer is kept. Thread-safe, like ftmw_msg_free. */
-ftmw_msg *ftmw_msg_new(size_t len);
-void ftmw_msg_free(ftmw_msg *m);
-/* Frees the kept buffer (ft_finalize). */
-void ftmw_msg_release_cache(void);
-
 /* Queues m (from peer p) at the tail of p->inbox and of arrivals. */
 void ftmw_match_push(ftmw_qnode *arrivals, ftmw_peer *p, ftmw_msg *m);
 

@@ -27,9 +27,6 @@ static int with_replicas(void) {
   return st.M > 0 && st.role == FTMW_ROLE_MASTER;
 }
 
-int ftmw_rep_is_replica(void) {
-  return with_replicas() && st.id != st.primary;
-}
 
 static int is_primary_with_replicas(void) {
   return with_replicas() && st.id == st.primary;
@@ -42,7 +39,7 @@ static int replica_alive(int k) {
 /* Sends a frame without ACK to master k and waits until it is written. */
 static void send_master(int k, int type, int tag, unsigned flags, uint64_t seq,
                         const void *data, size_t len) {
-  ftmw_op op = {.seq = seq};
+  ftmw_op op = {.out = {.seq = seq}};
   ftmw_op_frame(&op, &st.masters[k], type, tag, flags, data, len);
   ftmw_transport_submit(&op, 1);
   ftmw_op_wait_locked(&op);
@@ -81,7 +78,7 @@ static int exchange_ended(ftmw_peer *p, int ok, ftmw_msg *m) {
   p->outcome_ok = ok;
   ftmw_msg_free(p->kept);
   p->kept = ok ? m : NULL;
-  if (ftmw_rep_is_replica() &&
+  if (ftmw_is_replica() &&
       st.masters[st.primary].state == FTMW_PEER_ALIVE)
     send_master(st.primary, FTMW_FRAME_DONE, p->id, 0, p->calls, NULL, 0);
   /* A primary can now answer SUSPECTs of this exchange; a master that
@@ -194,7 +191,7 @@ int ftmw_rep_verdict(ftmw_peer *p) {
   while (with_replicas()) {
     if (p->verdict_n >= n)
       return p->verdict_ok;
-    if (!ftmw_rep_is_replica())
+    if (!ftmw_is_replica())
       return 0; /* the primary reports what it saw */
     if (asked != st.primary) { /* first asking, or a new primary */
       asked = st.primary;
@@ -213,7 +210,7 @@ int ftmw_rep_send(ftmw_peer *p, uint64_t seq) {
     if (p->state != FTMW_PEER_ALIVE)
       return p->state == FTMW_PEER_FAILED ? FT_ERR_PEER_FAILED
                                           : FT_ERR_PEER_FINALIZED;
-    if (!ftmw_rep_is_replica())
+    if (!ftmw_is_replica())
       return FTMW_REP_SEND_SELF;
     ftmw_wait_locked(-1);
   }
@@ -230,7 +227,7 @@ void ftmw_rep_copy(int acker, int tag, uint64_t seq, const void *buf,
     if (k == acker || st.masters[k].state != FTMW_PEER_ALIVE)
       continue;
     ftmw_fault_hit(FTMW_FAULT_SEND_COPY);
-    ftmw_op op = {.seq = seq};
+    ftmw_op op = {.out = {.seq = seq}};
     ftmw_op_frame(&op, &st.masters[k], FTMW_FRAME_COPY, tag, 0, buf, len);
     ftmw_transport_submit(&op, 1);
     ftmw_op_wait_locked(&op);
@@ -266,7 +263,7 @@ int ftmw_rep_follow(int kind, int want_rank, int *rank, uint64_t *value) {
   if (!with_replicas())
     return 0;
   while (ftmw_q_empty(&st.decisions)) {
-    if (!ftmw_rep_is_replica())
+    if (!ftmw_is_replica())
       return 0;
     ftmw_wait_locked(-1);
   }
@@ -336,17 +333,10 @@ int ftmw_rep_follow_restore(ftmw_peer *p, uint64_t v) {
   return FT_SUCCESS;
 }
 
-int ftmw_rep_decision_arrived(const ftmw_decision *d) {
-  if (d->number <= st.dec_rcvd)
-    return 1; /* a new primary's resend of one we have */
-  if (d->number != st.dec_rcvd + 1)
-    return -1;
-  ftmw_decision *q = malloc(sizeof(*q));
-  if (q == NULL)
-    return -1;
-  *q = *d;
-  st.dec_rcvd = d->number;
-  st.dec_last = *d;
-  ftmw_q_insert_tail(&st.decisions, &q->node);
-  return 0;
+int ftmw_wait_locked(int64_t ms) {
+  /* A primary answers its replicas while it waits; answering waits for
+   * writes, and a wake-up meant for the caller may have come meanwhile. */
+  if (ftmw_rep_serve() > 0)
+    return 0;
+  return ftmw_transport_wait_locked(ms);
 }

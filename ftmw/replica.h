@@ -1,7 +1,7 @@
 /* Master replicas (SPEC section 6): the lock-step protocol's pieces that
  * the data path (api.c) calls, and failover (see docs/replicas.md). Every
- * function is called with st.lock held, from the application thread,
- * except ftmw_rep_decision_arrived (the loop). */
+ * function is called with st.lock held, from the application thread
+ * (DECIDE frames arrive in inbox.c). */
 #ifndef FTMW_REPLICA_H
 #define FTMW_REPLICA_H
 
@@ -12,8 +12,6 @@ struct ftmw_peer;
 struct ftmw_msg;
 struct ftmw_decision;
 
-/* This master is a replica (not the primary), now. */
-int ftmw_rep_is_replica(void);
 
 /* Primary: before an exchange with worker p, whatever its outcome (data,
  * or p's failure reported), waits until every live replica has reported
@@ -92,9 +90,10 @@ int ftmw_rep_follow_restore(struct ftmw_peer *p, uint64_t v);
  * takes over answers 1 at the same call and writes that output. */
 int ftmw_rep_primary_call(void);
 
-/* Replica: a DECIDE frame arrived (the loop, st.lock held). Returns 0
- * (queued), 1 (a decision it has: a new primary's resend), or -1 if its
- * number does not follow the last one (protocol error). */
-int ftmw_rep_decision_arrived(const struct ftmw_decision *d);
+/* Every wait of the library (st.lock held, released meanwhile): a
+ * primary first answers its replicas (ftmw_rep_serve), then the loop
+ * runs until anything changes that a caller may wait for, or for at most
+ * ms (forever if ms < 0). Returns 0 on a change, -1 on timeout. */
+int ftmw_wait_locked(int64_t ms);
 
 #endif

@@ -38,27 +38,11 @@ int ftmw_op_wait_locked(ftmw_op *op);
 
 /* Runs the loop (st.lock held, released meanwhile) until anything changes
  * that a caller may wait for, or for at most ms (or forever if ms < 0).
- * Returns 0 on wake-up, -1 on timeout. */
-int ftmw_wait_locked(int64_t ms);
-
-/* The one way a peer becomes FAILED (st.lock held), whether its
- * connection broke or went silent (peer_down in transport.c, which also
- * closes and fences it) or it never connected (launch, restore). A live
- * or launching peer's failure is traced with why and timed; report says
- * that the application must hear of it (a call that names p reports it).
- * Returns 1 if p was live or launching. */
-int ftmw_peer_failed_locked(ftmw_peer *p, int report, const char *why);
-
-/* Where p's process runs, as its HELLO, its WELCOME or (for a master) the
- * set-up record says: the failure detector asks that host's kernel about
- * a silent peer on this host (localproc.h). st.lock held. */
-void ftmw_peer_place_locked(ftmw_peer *p, const ftmw_place *at);
+ * Returns 0 on wake-up, -1 on timeout. Callers use ftmw_wait_locked
+ * (replica.h), which answers the replicas first. */
+int ftmw_transport_wait_locked(int64_t ms);
 
 /* Where this process runs (set by ftmw_transport_start). */
 const ftmw_place *ftmw_transport_self(void);
-
-/* The first live master in priority order (this process, if it is a
- * master and none before it lives), or -1 (st.lock held): the primary. */
-int ftmw_first_live_master_locked(void);
 
 #endif

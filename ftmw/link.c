@@ -1,0 +1,685 @@
+/* The link layer (see link.h). Everything here runs on the thread that
+ * owns the loop (loop.c), but ftmw_link_init and ftmw_link_stalled_ms. */
+#include "link.h"
+
+#include "fault.h"
+#include "localproc.h"
+#include "loop.h"
+#include "msg.h"
+#include "trace.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+
+#define STAGE_SIZE (32 * 1024)
+#define DIRECT_MIN 4096
+
+struct ftmw_conn {
+  uv_tcp_t tcp;
+  ftmw_link *link;
+  ftmw_qnode node;    /* link->conns */
+  void *peer;         /* NULL until bound (authenticated) */
+  uint32_t pid;       /* the bound peer's id in frame headers */
+  const ftmw_place *at; /* where it runs (the binder's record) */
+  ftmw_qnode unacked; /* ftmw_out.node, oldest first */
+  ftmw_reader reader;
+  int direct;  /* the last read buffer was a payload, read in place */
+  int closing;
+  int connecting; /* uv_tcp_connect pending: HELLO must be the first frame */
+  int broken;     /* a read failed (EOF, reset): nothing more goes out */
+  const char *reject; /* why an unauthenticated frame was refused */
+  uint64_t opened_ms, last_rx_ms, last_tx_ms;
+  /* The peer's kernel, asked while it is silent past the timeout (see
+   * spared; reset by heard): the last look at it, when it was first
+   * found asleep, and whether its starvation was traced. */
+  ftmw_proc_sample look;
+  uint64_t asleep_ms;
+  int starved;
+  char addr[64];
+  uv_connect_t connect_req;
+  uint8_t stage[STAGE_SIZE];
+};
+
+/* A small frame (ACK, heartbeat, handshake) that could not be written at
+ * once: it keeps its own copy until libuv is done with it. */
+typedef struct {
+  uv_write_t req;
+  size_t len;
+  uint8_t buf[FTMW_HDR_SIZE + FTMW_HELLO_SIZE];
+} ctrl_write;
+_Static_assert(FTMW_WELCOME_SIZE <= FTMW_HELLO_SIZE,
+               "the largest control frame is a HELLO");
+
+static uint64_t now_ms(void) { return uv_hrtime() / 1000000u; }
+
+/* --- writing ------------------------------------------------------------ */
+
+/* Writes what the socket takes at once, as uv_try_write does but with
+ * MSG_NOSIGNAL. Returns the bytes written, or 0: none now, or an error
+ * that ftmw_loop_write's uv_write reports in turn. */
+static size_t try_send(ftmw_conn *c, const uv_buf_t *bufs, unsigned n) {
+  uv_os_fd_t fd;
+  if (c->connecting || c->tcp.write_queue_size > 0 ||
+      uv_fileno((const uv_handle_t *)&c->tcp, &fd) != 0)
+    return 0; /* after what is queued, in order */
+  /* On Unix, uv_buf_t is laid out as struct iovec. */
+  struct msghdr m = {.msg_iov = (struct iovec *)bufs, .msg_iovlen = n};
+  ssize_t r;
+  do
+    r = sendmsg(fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+  while (r < 0 && errno == EINTR);
+  return r > 0 ? (size_t)r : 0;
+}
+
+static void ctrl_write_cb(uv_write_t *req, int status) {
+  (void)status;
+  ftmw_loop_write_done();
+  free(req->data);
+}
+
+/* The peer bound to c is down, or an unbound c is closed. */
+static void down(ftmw_conn *c, int why, const char *text) {
+  if (c->peer)
+    c->link->ops->on_down(c->link->ctx, c, c->peer, why, text);
+  else
+    ftmw_link_close(c);
+}
+
+/* Writes a small frame now if the socket takes it, else queues a copy. */
+static void write_small(ftmw_conn *c, const uint8_t *buf, size_t len) {
+  if (c->closing)
+    return;
+  uv_buf_t b = uv_buf_init((char *)buf, (unsigned)len);
+  size_t n = try_send(c, &b, 1);
+  c->last_tx_ms = now_ms();
+  if (n == len)
+    return;
+  ctrl_write *w = malloc(sizeof(*w));
+  if (w == NULL) {
+    /* A lost control frame would desynchronise the stream: give up on it. */
+    if (c->peer)
+      ftmw_log("out of memory writing to %s; closing it", c->addr);
+    down(c, FTMW_DOWN_REFUSED, "out of memory writing to it");
+    return;
+  }
+  w->len = len - n;
+  memcpy(w->buf, buf + n, w->len);
+  w->req.data = w;
+  b = uv_buf_init((char *)w->buf, (unsigned)w->len);
+  if (ftmw_loop_write(&w->req, (uv_stream_t *)&c->tcp, &b, 1, ctrl_write_cb) != 0)
+    free(w);
+}
+
+void ftmw_link_send(ftmw_conn *c, int type, int tag, uint64_t seq,
+                    unsigned flags, const void *payload, size_t len) {
+  uint8_t buf[FTMW_HDR_SIZE + FTMW_HELLO_SIZE];
+  ftmw_hdr h = {.type = (uint8_t)type,
+                .flags = (uint16_t)flags,
+                .src = c->link->self_pid,
+                .dst = c->pid,
+                .tag = tag,
+                .epoch = c->link->self.epoch,
+                .seq = seq,
+                .len = len};
+  ftmw_wire_encode(buf, &h);
+  if (len)
+    memcpy(buf + FTMW_HDR_SIZE, payload, len);
+  write_small(c, buf, FTMW_HDR_SIZE + len);
+}
+
+static void out_finish(ftmw_link *l, ftmw_out *o, int failed) {
+  uv_mutex_lock(l->lock);
+  o->done = 1;
+  if (failed)
+    o->failed = 1;
+  ftmw_loop_wake_locked();
+  uv_mutex_unlock(l->lock);
+}
+
+/* A failed write unlinks o from the ACK queue (a no-op when already
+ * unlinked) before handing it back: the caller's frame then goes away,
+ * and the queue must not point into it. */
+static void out_write_cb(uv_write_t *req, int status) {
+  ftmw_out *o = req->data;
+  ftmw_link *l = ((ftmw_conn *)req->handle->data)->link;
+  ftmw_loop_write_done();
+  if (status < 0)
+    ftmw_q_remove(&o->node);
+  out_finish(l, o, status < 0);
+}
+
+void ftmw_link_write(ftmw_conn *c, ftmw_out *o) {
+  if (c->closing) {
+    out_finish(c->link, o, 1);
+    return;
+  }
+  /* After out_finish the caller may return and free o: read it first. */
+  int want_ack = o->want_ack;
+  if (want_ack)
+    ftmw_q_insert_tail(&c->unacked, &o->node);
+  c->last_tx_ms = now_ms();
+  size_t skip = try_send(c, o->bufs, o->nbufs);
+  unsigned i = 0;
+  while (i < o->nbufs && skip >= o->bufs[i].len)
+    skip -= o->bufs[i++].len;
+  if (i == o->nbufs) {
+    out_finish(c->link, o, 0);
+  } else {
+    o->bufs[i].base += skip;
+    o->bufs[i].len -= skip;
+    o->req.data = o;
+    if (ftmw_loop_write(&o->req, (uv_stream_t *)&c->tcp, o->bufs + i,
+                        o->nbufs - i, out_write_cb) != 0) {
+      ftmw_q_remove(&o->node);
+      out_finish(c->link, o, 1);
+    }
+  }
+  if (want_ack)
+    ftmw_fault_hit(FTMW_FAULT_SEND_WRITTEN);
+}
+
+int ftmw_link_acked(ftmw_conn *c, uint64_t seq) {
+  ftmw_out *o = ftmw_q_empty(&c->unacked)
+                    ? NULL
+                    : FTMW_CONTAINER_OF(ftmw_q_head(&c->unacked), ftmw_out, node);
+  if (o == NULL || o->seq != seq)
+    return -1;
+  ftmw_q_remove(&o->node);
+  uv_mutex_lock(c->link->lock);
+  o->acked = 1;
+  ftmw_loop_wake_locked();
+  uv_mutex_unlock(c->link->lock);
+  return 0;
+}
+
+/* --- reading ------------------------------------------------------------ */
+
+static void *payload_alloc(void *ctx, const ftmw_hdr *h) {
+  ftmw_conn *c = ctx;
+  if (c->peer == NULL && h->type != FTMW_FRAME_HELLO) {
+    c->reject = "expected HELLO";
+    return NULL;
+  }
+  ftmw_msg *m = ftmw_msg_new(h->len);
+  if (m == NULL) {
+    c->reject = "out of memory";
+    return NULL;
+  }
+  return m->data;
+}
+
+static void payload_release(void *ctx, void *payload) {
+  (void)ctx;
+  ftmw_msg_free_data(payload);
+}
+
+static void rejected(ftmw_conn *c, const char *why) {
+  ftmw_log("dropped connection from %s: %s", c->addr, why);
+  ftmw_trace("connection_rejected", "\"from\":\"%s\",\"reason\":\"%s\"",
+             c->addr, why);
+  ftmw_link_close(c);
+}
+
+/* A HELLO on an unbound connection: the secret first, compared in
+ * constant time so that it cannot be guessed byte by byte; then the
+ * owner says who it is. Returns 0 when bound, -1 when refused, 1 when the
+ * owner closed c. */
+static int on_hello(ftmw_conn *c, const uint8_t *payload) {
+  ftmw_link *l = c->link;
+  ftmw_hello m;
+  if (ftmw_wire_decode_hello(payload, FTMW_HELLO_SIZE, &m) != FTMW_WIRE_OK) {
+    c->reject = "malformed HELLO";
+    return -1;
+  }
+  unsigned diff = 0;
+  for (int i = 0; i < FTMW_SECRET_SIZE; i++)
+    diff |= (unsigned)(m.secret[i] ^ l->cfg.secret[i]);
+  if (diff != 0) {
+    c->reject = "wrong job secret";
+    return -1;
+  }
+  return l->ops->on_hello(l->ctx, c, &m, &c->reject);
+}
+
+/* Returns non-zero when the connection was closed. */
+static int on_frame(void *ctx, const ftmw_hdr *h, void *payload) {
+  ftmw_conn *c = ctx;
+  if (c->peer == NULL) { /* unauthenticated: only a HELLO is acceptable */
+    int rc = h->type == FTMW_FRAME_HELLO ? on_hello(c, payload) : -1;
+    payload_release(c, payload);
+    if (rc > 0)
+      return 1;
+    if (rc != 0) {
+      rejected(c, c->reject ? c->reject : "expected HELLO");
+      return 1;
+    }
+    return 0;
+  }
+  /* A heartbeat carries nothing (the wire allows it no payload) and only
+   * shows the connection alive, which any byte read already did: it is
+   * not fenced. A connection whose identity changes, a spare activated,
+   * has heartbeats of the old identity in flight both ways: the spare's,
+   * and those of masters that had not yet read its ACTIVATED. */
+  if (h->type == FTMW_FRAME_HEARTBEAT)
+    return 0;
+  return c->link->ops->on_frame(c->link->ctx, c, c->peer, h, payload);
+}
+
+static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
+  (void)suggested;
+  ftmw_conn *c = h->data;
+  size_t len;
+  uint8_t *direct = ftmw_reader_direct(&c->reader, DIRECT_MIN, &len);
+  c->direct = direct != NULL;
+  buf->base = (char *)(direct ? direct : c->stage);
+  buf->len = direct ? len : sizeof(c->stage);
+}
+
+/* c's peer spoke, or this process stalled and its looks are stale: its
+ * kernel is asked afresh when it is silent again. */
+static void heard(ftmw_conn *c) {
+  c->look.at_ms = 0;
+  c->asleep_ms = 0;
+  c->starved = 0;
+}
+
+/* nread bytes (or a libuv error) came on c, in c->stage or, if c->direct,
+ * straight into the payload being read. */
+static void got_bytes(ftmw_conn *c, ssize_t nread) {
+  if (c->closing)
+    return;
+  if (nread < 0) {
+    c->broken = 1;
+    char why[96];
+    snprintf(why, sizeof(why), "connection lost (%s)",
+             nread == UV_EOF ? "closed" : uv_strerror((int)nread));
+    down(c, FTMW_DOWN_CLOSED, why);
+    return;
+  }
+  if (nread == 0)
+    return;
+  c->last_rx_ms = now_ms();
+  heard(c);
+  int rc = c->direct ? ftmw_reader_direct_done(&c->reader, (size_t)nread)
+                     : ftmw_reader_feed(&c->reader, c->stage, (size_t)nread);
+  if (rc == 0 || c->closing)
+    return;
+  char why[96];
+  snprintf(why, sizeof(why), "protocol error: %s",
+           rc < 0 ? ftmw_wire_strerror(rc) : c->reject ? c->reject : "refused");
+  if (c->peer)
+    down(c, FTMW_DOWN_REFUSED, why);
+  else
+    rejected(c, why);
+}
+
+static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
+  (void)buf;
+  got_bytes(s->data, nread);
+}
+
+void ftmw_link_drain(ftmw_conn *c) {
+  uv_os_fd_t fd;
+  while (!c->closing && uv_fileno((const uv_handle_t *)&c->tcp, &fd) == 0) {
+    ssize_t n;
+    do
+      n = recv(fd, c->stage, sizeof(c->stage), MSG_DONTWAIT);
+    while (n < 0 && errno == EINTR);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+      return;
+    c->direct = 0;
+    got_bytes(c, n > 0 ? n : n == 0 ? UV_EOF : uv_translate_sys_error(errno));
+    if (n <= 0)
+      return;
+  }
+}
+
+/* --- connections -------------------------------------------------------- */
+
+static void conn_close_cb(uv_handle_t *h) {
+  ftmw_conn *c = h->data;
+  ftmw_reader_reset(&c->reader);
+  free(c);
+}
+
+void ftmw_link_close(ftmw_conn *c) {
+  if (c->closing)
+    return;
+  c->closing = 1;
+  ftmw_q_remove(&c->node);
+  c->peer = NULL;
+  uv_mutex_lock(c->link->lock);
+  while (!ftmw_q_empty(&c->unacked)) {
+    ftmw_out *o = FTMW_CONTAINER_OF(ftmw_q_head(&c->unacked), ftmw_out, node);
+    ftmw_q_remove(&o->node);
+    o->failed = 1;
+  }
+  ftmw_loop_wake_locked();
+  uv_mutex_unlock(c->link->lock);
+  uv_close((uv_handle_t *)&c->tcp, conn_close_cb);
+}
+
+int ftmw_link_open(const ftmw_conn *c) { return !c->closing; }
+
+int ftmw_link_readable_by_peer(const ftmw_conn *c) {
+  return !c->broken && !c->connecting && !c->closing;
+}
+
+int ftmw_link_fd(const ftmw_conn *c) {
+  uv_os_fd_t fd;
+  return uv_fileno((const uv_handle_t *)&c->tcp, &fd) == 0 ? fd : -1;
+}
+
+void ftmw_link_bind(ftmw_conn *c, void *peer, uint32_t pid,
+                    const ftmw_place *at) {
+  c->peer = peer;
+  c->pid = pid;
+  c->at = at;
+  c->reader.max_payload = c->link->cfg.max_message;
+}
+
+static ftmw_conn *conn_new(ftmw_link *l) {
+  ftmw_conn *c = calloc(1, sizeof(*c));
+  if (c == NULL)
+    return NULL;
+  if (uv_tcp_init(l->loop, &c->tcp) != 0) {
+    free(c);
+    return NULL;
+  }
+  c->tcp.data = c;
+  c->link = l;
+  ftmw_q_init(&c->unacked);
+  c->opened_ms = c->last_rx_ms = c->last_tx_ms = now_ms();
+  ftmw_reader_init(&c->reader, FTMW_HELLO_SIZE, payload_alloc, on_frame,
+                   payload_release, c);
+  ftmw_q_insert_tail(&l->conns, &c->node);
+  return c;
+}
+
+static void conn_ready(ftmw_conn *c) {
+  uv_tcp_nodelay(&c->tcp, 1);
+  uv_tcp_keepalive(&c->tcp, 1, 60);
+  struct sockaddr_storage ss;
+  int len = sizeof(ss);
+  if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len) == 0) {
+    char ip[48] = "?";
+    const struct sockaddr_in *in = (const struct sockaddr_in *)&ss;
+    uv_ip4_name(in, ip, sizeof(ip));
+    snprintf(c->addr, sizeof(c->addr), "%s:%d", ip, ntohs(in->sin_port));
+  }
+  ftmw_loop_watchers_changed(1);
+  uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb);
+}
+
+static void on_connection(uv_stream_t *server, int status) {
+  ftmw_link *l = server->data;
+  if (status < 0) {
+    ftmw_log("accept failed: %s", uv_strerror(status));
+    return;
+  }
+  ftmw_conn *c = conn_new(l);
+  if (c == NULL) {
+    ftmw_log("accept: out of memory");
+    return;
+  }
+  if (uv_accept(server, (uv_stream_t *)&c->tcp) != 0) {
+    ftmw_link_close(c);
+    return;
+  }
+  conn_ready(c);
+}
+
+static void on_connect(uv_connect_t *req, int status) {
+  ftmw_conn *c = req->data;
+  if (c->closing)
+    return;
+  c->connecting = 0;
+  if (status < 0) {
+    char why[96];
+    snprintf(why, sizeof(why), "cannot connect: %s", uv_strerror(status));
+    down(c, FTMW_DOWN_UNREACHED, why);
+    return;
+  }
+  conn_ready(c);
+  ftmw_hello m = c->link->self;
+  memcpy(m.secret, c->link->cfg.secret, sizeof(m.secret));
+  uint8_t payload[FTMW_HELLO_SIZE];
+  ftmw_wire_encode_hello(payload, &m);
+  ftmw_link_send(c, FTMW_FRAME_HELLO, 0, 0, 0, payload, sizeof(payload));
+}
+
+int ftmw_link_connect(ftmw_link *l, const struct sockaddr *addr, void *peer,
+                      uint32_t pid, const ftmw_place *at, ftmw_conn **out) {
+  ftmw_conn *c = conn_new(l);
+  if (c == NULL)
+    return UV_ENOMEM;
+  ftmw_link_bind(c, peer, pid, at);
+  c->connect_req.data = c;
+  c->connecting = 1;
+  ftmw_loop_watchers_changed(1);
+  int rc = uv_tcp_connect(&c->connect_req, &c->tcp, addr, on_connect);
+  if (rc != 0) {
+    c->peer = NULL;
+    ftmw_link_close(c);
+    return rc;
+  }
+  *out = c;
+  return 0;
+}
+
+/* --- failure detection -------------------------------------------------- */
+
+/* Whether bytes wait unread on c: its peer has spoken, whatever the
+ * clock says (the timers run before the reads in a pass of the loop). */
+static int unread(ftmw_conn *c) {
+  int fd = ftmw_link_fd(c), n = 0;
+  return fd >= 0 && ioctl(fd, FIONREAD, &n) == 0 && n > 0;
+}
+
+/* This process did not run its loop for a while: the loop's owner was
+ * not scheduled (an overloaded machine), or the process was stopped.
+ * Nobody here was listening meanwhile, so that time does not count as
+ * any peer's silence: every deadline moves on by the gap. Peers may have
+ * declared this process failed meanwhile; those that did have closed
+ * their connections (masters after a FENCE), which the reads that follow
+ * find. */
+static uint64_t later(uint64_t t, uint64_t gap, uint64_t now) {
+  return t + gap < now ? t + gap : now;
+}
+
+static void stalled(ftmw_link *l, uint64_t gap, uint64_t now, int known,
+                    uint64_t cpu_ms, uint64_t runq_ms) {
+  for (ftmw_qnode *n = ftmw_q_head(&l->conns); n != &l->conns; n = n->next) {
+    ftmw_conn *c = FTMW_CONTAINER_OF(n, ftmw_conn, node);
+    c->last_rx_ms = later(c->last_rx_ms, gap, now);
+    c->opened_ms = later(c->opened_ms, gap, now);
+    heard(c);
+  }
+  l->ops->on_stalled(l->ctx, gap, now,
+                     gap + 2 * l->cfg.heartbeat_ms >= l->cfg.timeout_ms);
+  __atomic_add_fetch(&l->stalled_ms, gap, __ATOMIC_RELAXED);
+  if (known)
+    ftmw_trace("stalled", "\"ms\":%llu,\"cpu_ms\":%llu,\"runq_ms\":%llu",
+               (unsigned long long)gap, (unsigned long long)cpu_ms,
+               (unsigned long long)runq_ms);
+  else
+    ftmw_trace("stalled", "\"ms\":%llu", (unsigned long long)gap);
+}
+
+uint64_t ftmw_link_stalled_ms(const ftmw_link *l) {
+  return __atomic_load_n(&l->stalled_ms, __ATOMIC_RELAXED);
+}
+
+/* Milliseconds from t to now; 0 for a t after now (a read during this
+ * tick, a drain in on_stalled, stamps a later time than the tick's now). */
+static uint64_t since(uint64_t t, uint64_t now) { return now > t ? now - t : 0; }
+
+/* A peer silent past the timeout is asked about, if it runs on this host:
+ * its kernel knows whether it is gone, stopped, asleep, running, or
+ * runnable but waiting for a CPU (an overloaded machine), and only the
+ * last is a live process that could not speak. A peer on a CPU yet
+ * silent has a hung loop, and one asleep is hung if it is still asleep,
+ * and silent, ASLEEP_MIN_MS later (a tick later at least): one found asleep
+ * just after a long starvation has run its loop and gone back to sleep,
+ * its heartbeat on the way (seen in a job's trace: declared failed 25 ms
+ * after it resumed). Nobody is spared past FTMW_LINK_SPARED_MAX timeouts
+ * of silence. */
+#define ASLEEP_MIN_MS 250
+/* A connection without a HELLO is a process not yet known: a join, which
+ * comes when a machine is busiest (spawns), or a stranger. It is dropped
+ * after this many timeouts (a joiner that dies closes it at once). */
+#define HELLO_WAIT_TIMEOUTS 10
+
+/* Whether the silent peer on c is spared for now; *verdict says what this
+ * host's kernel said of it (FTMW_PROC_UNKNOWN for a peer elsewhere). */
+static int spared(ftmw_conn *c, uint64_t silent, uint64_t to, uint64_t now,
+                  int *verdict) {
+  ftmw_link *l = c->link;
+  *verdict = FTMW_PROC_UNKNOWN;
+  if (c->at == NULL || !ftmw_proc_is_local(c->at, &l->self.at))
+    return 0;
+  *verdict = ftmw_proc_look("/proc", (int)c->at->pid, c->at->start, now, &c->look);
+  /* Asleep since the first such look, unless found waiting for a CPU
+   * since: a look that catches a thread runnable for a moment (BUSY) does
+   * not start the count again. */
+  if (*verdict == FTMW_PROC_STARVED)
+    c->asleep_ms = 0;
+  if (silent > FTMW_LINK_SPARED_MAX * to)
+    return 0;
+  switch (*verdict) {
+  case FTMW_PROC_ASLEEP:
+    if (c->asleep_ms == 0)
+      c->asleep_ms = now;
+    return since(c->asleep_ms, now) < ASLEEP_MIN_MS;
+  case FTMW_PROC_BUSY: /* runnable: the next look tells */
+    return 1;
+  case FTMW_PROC_STARVED:
+    if (!c->starved) {
+      c->starved = 1;
+      char name[48];
+      ftmw_trace("peer_starved", "\"peer\":\"%s\",\"pid\":%d,\"ms\":%llu",
+                 l->ops->name(l->ctx, c->peer, name, sizeof(name)),
+                 (int)c->at->pid, (unsigned long long)silent);
+    }
+    return 1;
+  default: /* gone, stopped, running yet silent, or not to be read */
+    return 0;
+  }
+}
+
+/* The loop's thread: the tick repeats every heartbeat while the loop
+ * runs, so a later one means that it did not run (two ticks' leeway for
+ * a busy pass); what the thread did meanwhile comes from the scheduler
+ * statistics it read at the previous tick. */
+static void check_stall(ftmw_link *l, uint64_t now) {
+  uint64_t hb = l->cfg.heartbeat_ms, cpu = 0, runq = 0;
+  uv_thread_t self = uv_thread_self();
+  int known = ftmw_proc_thread_sched(&cpu, &runq);
+  if (l->last_tick != 0 && now - l->last_tick > 2 * hb) {
+    int same = known && l->sched_seen.at == l->last_tick &&
+               uv_thread_equal(&l->sched_seen.by, &self);
+    stalled(l, now - l->last_tick - hb, now, same,
+            same ? (cpu - l->sched_seen.cpu) / 1000000 : 0,
+            same ? (runq - l->sched_seen.runq) / 1000000 : 0);
+  }
+  l->last_tick = now;
+  ftmw_loop_ran(now);
+  l->sched_seen.cpu = cpu;
+  l->sched_seen.runq = runq;
+  l->sched_seen.at = known ? now : 0;
+  l->sched_seen.by = self;
+}
+
+/* Heartbeats, silence timeouts, handshake deadlines. */
+static void tick_cb(uv_timer_t *t) {
+  ftmw_link *l = t->data;
+  uint64_t hb = l->cfg.heartbeat_ms, to = l->cfg.timeout_ms;
+  l->ops->on_tick_start(l->ctx);
+  uint64_t now = now_ms();
+  check_stall(l, now);
+  ftmw_qnode *n = ftmw_q_head(&l->conns);
+  while (n != &l->conns) {
+    ftmw_conn *c = FTMW_CONTAINER_OF(n, ftmw_conn, node);
+    n = n->next; /* c may be closed (and unlinked) below */
+    if (c->peer == NULL) { /* no HELLO yet: a process not known, given long */
+      if (since(c->opened_ms, now) > HELLO_WAIT_TIMEOUTS * to) {
+        ftmw_log("dropped connection from %s: no HELLO within %llu ms",
+                 c->addr, (unsigned long long)(HELLO_WAIT_TIMEOUTS * to));
+        ftmw_link_close(c);
+      }
+      continue;
+    }
+    uint64_t silent = since(c->last_rx_ms, now);
+    int verdict;
+    if (silent > to && unread(c)) {
+      c->last_rx_ms = now;
+      heard(c);
+    } else if (silent > to && !spared(c, silent, to, now, &verdict)) {
+      char why[80];
+      snprintf(why, sizeof(why), "silent for %llu ms%s%s",
+               (unsigned long long)silent,
+               verdict == FTMW_PROC_UNKNOWN ? "" : ", process ",
+               verdict == FTMW_PROC_UNKNOWN ? "" : ftmw_proc_verdict_name(verdict));
+      down(c, FTMW_DOWN_SILENT, why);
+      continue;
+    }
+    if (since(c->last_tx_ms, now) >= hb / 2 && !c->connecting)
+      ftmw_link_send(c, FTMW_FRAME_HEARTBEAT, 0, 0, 0, NULL, 0);
+  }
+  l->ops->on_tick(l->ctx, now);
+}
+
+/* --- the link ----------------------------------------------------------- */
+
+void ftmw_link_init(ftmw_link *l, uv_loop_t *loop, uv_mutex_t *lock,
+                    const ftmw_link_cfg *cfg, const ftmw_link_ops *ops,
+                    void *ctx) {
+  memset(l, 0, sizeof(*l));
+  l->loop = loop;
+  l->lock = lock;
+  l->cfg = *cfg;
+  l->ops = ops;
+  l->ctx = ctx;
+  ftmw_q_init(&l->conns);
+  uv_timer_init(loop, &l->tick);
+  l->tick.data = l;
+  uv_timer_start(&l->tick, tick_cb, cfg->heartbeat_ms, cfg->heartbeat_ms);
+}
+
+void ftmw_link_set_self(ftmw_link *l, const ftmw_hello *self, uint32_t pid) {
+  l->self = *self;
+  l->self_pid = pid;
+}
+
+int ftmw_link_listen(ftmw_link *l, const char *ip, int *port) {
+  struct sockaddr_in addr;
+  int rc = uv_ip4_addr(ip, 0, &addr);
+  if (rc == 0)
+    rc = uv_tcp_init(l->loop, &l->listener);
+  if (rc == 0) {
+    l->listening = 1;
+    l->listener.data = l;
+    rc = uv_tcp_bind(&l->listener, (const struct sockaddr *)&addr, 0);
+  }
+  if (rc == 0)
+    rc = uv_listen((uv_stream_t *)&l->listener, 1024, on_connection);
+  if (rc == 0) {
+    int len = sizeof(addr);
+    rc = uv_tcp_getsockname(&l->listener, (struct sockaddr *)&addr, &len);
+    *port = ntohs(addr.sin_port);
+  }
+  return rc;
+}
+
+void ftmw_link_stop(ftmw_link *l) {
+  while (!ftmw_q_empty(&l->conns))
+    ftmw_link_close(FTMW_CONTAINER_OF(ftmw_q_head(&l->conns), ftmw_conn, node));
+  if (l->listening)
+    uv_close((uv_handle_t *)&l->listener, NULL);
+  uv_close((uv_handle_t *)&l->tick, NULL);
+}

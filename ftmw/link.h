@@ -1,0 +1,176 @@
+/* The link layer: FTMW's TCP connections. It listens and connects,
+ * authenticates a connection by its HELLO (the job's secret), reads and
+ * writes frames, matches ACKs to the frames that wait for them, sends
+ * heartbeats and detects failures: a connection closed or reset, a
+ * protocol error, or a peer silent past the timeout (a silent peer on
+ * this host is first looked up in its kernel, localproc.h, and spared
+ * while it waits for a CPU). It knows nothing of roles, replicas or
+ * spares: what a connection's frames mean is its owner's, told through
+ * the upcalls of ftmw_link_ops. Everything runs on the thread that owns
+ * the loop, but ftmw_link_init; outcomes a caller waits for (ftmw_out's
+ * done/acked/failed) are written under the lock the link was given, and
+ * signalled with ftmw_loop_wake_locked. */
+#ifndef FTMW_LINK_H
+#define FTMW_LINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "queue.h"
+#include "wire.h"
+
+typedef struct ftmw_conn ftmw_conn;
+
+/* A frame going out on a connection: the header, and the data the
+ * caller keeps alive until done (and, with want_ack, until acked or
+ * failed). */
+typedef struct ftmw_out {
+  ftmw_qnode node; /* the connection's frames awaiting their ACK */
+  int want_ack;
+  uint64_t seq;
+  uint8_t hdr[FTMW_HDR_SIZE];
+  uv_buf_t bufs[2];
+  unsigned nbufs;
+  uv_write_t req;
+  /* Under the link's lock: */
+  int done;   /* written (or given up); the link no longer uses it */
+  int acked;  /* the peer acknowledged */
+  int failed; /* the connection failed first */
+} ftmw_out;
+
+/* Why a bound connection's peer is down, for on_down. */
+enum ftmw_link_down {
+  FTMW_DOWN_CLOSED = 1, /* the peer closed or reset the connection */
+  FTMW_DOWN_SILENT,     /* nothing heard past the timeout */
+  FTMW_DOWN_REFUSED,    /* a protocol error, or no memory to go on */
+  FTMW_DOWN_UNREACHED   /* connecting to it failed */
+};
+
+typedef struct ftmw_link_ops {
+  /* A HELLO with the job's secret came on unbound connection c: binds c
+   * (ftmw_link_bind) and returns 0; refuses it with *reject set and
+   * returns -1 (the link closes c); or returns 1 when it closed c
+   * itself. */
+  int (*on_hello)(void *ctx, ftmw_conn *c, const ftmw_hello *m,
+                  const char **reject);
+  /* A frame on connection c bound to peer (neither HELLO nor heartbeat).
+   * payload (NULL when h->len is 0) is the data of an ftmw_msg
+   * (match.h), the callee's to keep or free. Returns non-zero when c was
+   * closed meanwhile. */
+  int (*on_frame)(void *ctx, ftmw_conn *c, void *peer, const ftmw_hdr *h,
+                  void *payload);
+  /* The peer bound to c is down (why, one of ftmw_link_down, and a text
+   * for logs): the callee closes c (ftmw_link_close), which it may do at
+   * once or after a last frame. */
+  void (*on_down)(void *ctx, ftmw_conn *c, void *peer, int why,
+                  const char *text);
+  /* The loop did not run for gap ms before now: every deadline has moved
+   * on by it. long_stall: long enough for peers to have declared this
+   * process failed. */
+  void (*on_stalled)(void *ctx, uint64_t gap, uint64_t now, int long_stall);
+  /* At the start of each heartbeat tick, before the stall check: the
+   * owner's fault points that hold the loop's thread up (fault.h). */
+  void (*on_tick_start)(void *ctx);
+  /* At the end of each heartbeat tick. */
+  void (*on_tick)(void *ctx, uint64_t now);
+  /* The peer's name in traces ("worker 3"). */
+  const char *(*name)(void *ctx, const void *peer, char *buf, size_t len);
+} ftmw_link_ops;
+
+/* A silent peer on this host that waits for a CPU is spared, but for at
+ * most this many timeouts of silence. */
+#define FTMW_LINK_SPARED_MAX 10
+
+typedef struct ftmw_link_cfg {
+  uint64_t heartbeat_ms, timeout_ms;
+  size_t max_message; /* the largest payload a bound connection takes */
+  uint8_t secret[FTMW_SECRET_SIZE];
+} ftmw_link_cfg;
+
+/* One per process (a test may make two). Fields are the link's own. */
+typedef struct ftmw_link {
+  uv_loop_t *loop;
+  uv_mutex_t *lock;
+  const ftmw_link_ops *ops;
+  void *ctx;
+  ftmw_link_cfg cfg;
+  ftmw_hello self; /* what this process says in its HELLO */
+  uint32_t self_pid;
+  ftmw_qnode conns; /* every open ftmw_conn */
+  uv_tcp_t listener;
+  int listening;
+  uv_timer_t tick;
+  uint64_t last_tick;
+  struct { /* the tick thread's own times at the last tick (see tick_cb) */
+    uint64_t cpu, runq, at;
+    uv_thread_t by;
+  } sched_seen;
+  uint64_t stalled_ms; /* atomic: read by any thread */
+} ftmw_link;
+
+/* Sets l up on loop and starts its heartbeat tick. lock guards what
+ * waiting callers read (ftmw_out's outcome). self: this process in
+ * HELLOs (its secret is cfg's) and pid: its id in frame headers. */
+void ftmw_link_init(ftmw_link *l, uv_loop_t *loop, uv_mutex_t *lock,
+                    const ftmw_link_cfg *cfg, const ftmw_link_ops *ops,
+                    void *ctx);
+
+/* Who this process is (set before connecting; again when a spare
+ * becomes a worker): its HELLO's role, id, epoch and place, and pid, the
+ * source in its frame headers. */
+void ftmw_link_set_self(ftmw_link *l, const ftmw_hello *self, uint32_t pid);
+
+/* Listens on ip, port chosen by the kernel (*port). Returns 0 or a libuv
+ * error code. */
+int ftmw_link_listen(ftmw_link *l, const char *ip, int *port);
+
+/* Connects to addr, bound to peer already (see ftmw_link_bind); HELLO
+ * goes first. Returns 0, or a libuv error code with nothing left open. A
+ * later failure comes as on_down(FTMW_DOWN_UNREACHED). */
+int ftmw_link_connect(ftmw_link *l, const struct sockaddr *addr, void *peer,
+                      uint32_t pid, const ftmw_place *at, ftmw_conn **out);
+
+/* Binds c to peer, whose id in frame headers is pid and whose process
+ * runs at *at (read when it is silent; the caller keeps it alive): its
+ * frames go to on_frame, up to cfg.max_message long. Also rebinds. */
+void ftmw_link_bind(ftmw_conn *c, void *peer, uint32_t pid,
+                    const ftmw_place *at);
+
+/* Closes c (no-op when closing already): its frames awaiting an ACK
+ * fail, and nothing more comes from it. */
+void ftmw_link_close(ftmw_conn *c);
+
+/* Whether c may carry frames (not closing), and whether the peer may
+ * still read one (nor broken nor still connecting either). */
+int ftmw_link_open(const ftmw_conn *c);
+int ftmw_link_readable_by_peer(const ftmw_conn *c);
+
+/* Writes a control frame (no ACK; a copy is kept if the socket does not
+ * take it at once) to c's peer. */
+void ftmw_link_send(ftmw_conn *c, int type, int tag, uint64_t seq,
+                    unsigned flags, const void *payload, size_t len);
+
+/* Writes o (its header encoded, bufs set) on c; o is done once written,
+ * or failed when c fails first. With want_ack it waits on c for the ACK
+ * of o->seq (ftmw_link_acked). */
+void ftmw_link_write(ftmw_conn *c, ftmw_out *o);
+
+/* The ACK of seq came on c: the oldest frame awaiting one must be it.
+ * Returns 0, or -1 when it is not (a protocol error). */
+int ftmw_link_acked(ftmw_conn *c, uint64_t seq);
+
+/* Reads what waits on c now, ahead of the loop's order of events. */
+void ftmw_link_drain(ftmw_conn *c);
+
+/* c's socket descriptor, or -1. */
+int ftmw_link_fd(const ftmw_conn *c);
+
+/* Closes every connection, the listener and the tick. */
+void ftmw_link_stop(ftmw_link *l);
+
+/* Milliseconds the loop has not run, over all its stalls (traced
+ * `stalled`): time in which nobody was watched. Any thread. */
+uint64_t ftmw_link_stalled_ms(const ftmw_link *l);
+
+#endif

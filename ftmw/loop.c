@@ -1,0 +1,303 @@
+/* Who runs the loop (see loop.h).
+ *
+ * The loop has one owner at a time, the holder of lp.owner. A call that
+ * waits (ftmw_loop_wait_locked) runs the loop itself: it writes its own
+ * frames and reads the answers on its own thread. The I/O thread runs
+ * the loop only while no call waits: it sleeps in poll() on the loop's
+ * backend fd, without owning the loop, takes the loop for one
+ * non-blocking pass when something is ready, parks while a call is
+ * inside, and lingers LINGER_NS after the last call left before it takes
+ * the loop back. Every callback on the loop therefore runs on one thread
+ * at a time, the caller's or the I/O thread's. */
+#include "loop.h"
+#include "localproc.h" /* FTMW_IO_THREAD_NAME */
+
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+
+/* How long the I/O thread leaves the loop to the application after a call,
+ * in case it calls again at once (see io_thread). */
+#define LINGER_NS (1000 * 1000)
+
+enum { IO_RUNNING, IO_PARKED, IO_LINGERING };
+
+static struct {
+  uv_loop_t loop;
+  uv_async_t async; /* hurries a running I/O thread */
+  uv_thread_t thread;
+  uv_mutex_t *lock;
+  void (*submitted)(void);
+  uint64_t stale_ms;
+  uv_mutex_t owner;
+  uv_cond_t io_wake;     /* the parked I/O thread (with *lock) */
+  uv_timer_t wait_timer; /* a timed wait's limit */
+  int wait_expired;
+  int kick;           /* the owner started a watcher this pass */
+  int new_fd;         /* ...on a new connection (see loop_leave) */
+  int writes;         /* uv_write requests not yet called back */
+  uint64_t last_ran;  /* ftmw_loop_ran's last now */
+  /* Under *lock: */
+  int inside;       /* calls waiting in the loop */
+  int io_state;     /* IO_* */
+  int pass_now;     /* the I/O thread must make a pass at once */
+  uint64_t wakes;   /* changes a waiter may be waiting for */
+  uint64_t left_at; /* when the last call left */
+} lp;
+
+static uint64_t now_ms(void) { return uv_hrtime() / 1000000u; }
+
+uv_loop_t *ftmw_loop(void) { return &lp.loop; }
+
+void ftmw_loop_wake_locked(void) { lp.wakes++; }
+
+void ftmw_loop_watchers_changed(int new_fd) {
+  lp.kick = 1;
+  lp.new_fd |= new_fd;
+}
+
+void ftmw_loop_ran(uint64_t now) { lp.last_ran = now; }
+
+static void wait_timer_cb(uv_timer_t *t) {
+  (void)t;
+  lp.wait_expired = 1;
+}
+
+static void async_cb(uv_async_t *a) {
+  (void)a;
+  lp.submitted();
+}
+
+/* A write to a dead peer must fail with EPIPE on an application thread
+ * too, without a SIGPIPE reaching the application. FTMW's own writes say
+ * MSG_NOSIGNAL; libuv's, of what a socket did not take at once
+ * (lp.writes), cannot, so SIGPIPE is blocked on a calling thread while it
+ * owns the loop with such writes queued, and one that they raised is taken
+ * back before it is unblocked. The I/O thread has every signal blocked. */
+static __thread struct {
+  int on;
+  sigset_t old;
+} pipe_guard;
+
+static void guard_sigpipe(void) {
+  if (pipe_guard.on)
+    return;
+  sigset_t pipe_only;
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_only, &pipe_guard.old);
+  pipe_guard.on = 1;
+}
+
+static void unguard_sigpipe(void) {
+  if (!pipe_guard.on || sigismember(&pipe_guard.old, SIGPIPE))
+    return; /* not guarded, or blocked already before (the I/O thread) */
+  sigset_t pending, pipe_only;
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  if (sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE)) {
+    struct timespec now = {0, 0};
+    sigtimedwait(&pipe_only, NULL, &now);
+  }
+  pthread_sigmask(SIG_SETMASK, &pipe_guard.old, NULL);
+  pipe_guard.on = 0;
+}
+
+int ftmw_loop_write(uv_write_t *req, uv_stream_t *s, const uv_buf_t *bufs,
+                    unsigned n, uv_write_cb cb) {
+  ftmw_loop_watchers_changed(0);
+  guard_sigpipe();
+  int rc = uv_write(req, s, bufs, n, cb);
+  if (rc == 0)
+    lp.writes++;
+  return rc;
+}
+
+void ftmw_loop_write_done(void) { lp.writes--; }
+
+/* Takes the loop in a calling thread. */
+static void loop_enter(void) {
+  uv_mutex_lock(&lp.owner);
+  if (lp.writes > 0)
+    guard_sigpipe();
+}
+
+static int loop_leave(void) {
+  /* What the I/O thread must not leave for later: reading a connection
+   * just opened, and writing what the sockets did not take yet. */
+  int kick = lp.new_fd || lp.writes > 0;
+  lp.kick = lp.new_fd = 0;
+  unguard_sigpipe();
+  uv_mutex_unlock(&lp.owner);
+  return kick;
+}
+
+/* The last waiting call is out of the loop (lock held): the I/O thread
+ * takes it back. A parked thread is woken; one lingering after the last
+ * call, or polling, is hurried only when the call left work for the
+ * loop's next pass (kick, see loop_leave). */
+static void io_resume_locked(int kick) {
+  if (kick)
+    lp.pass_now = 1;
+  if (lp.io_state == IO_PARKED || (lp.io_state == IO_LINGERING && kick))
+    uv_cond_signal(&lp.io_wake);
+  else if (lp.io_state == IO_RUNNING && kick)
+    uv_async_send(&lp.async);
+}
+
+int ftmw_loop_wait_locked(int (*done)(const void *), const void *arg,
+                          int64_t ms) {
+  lp.inside++;
+  uv_mutex_unlock(lp.lock);
+  loop_enter();
+  /* A process whose loop has not run for a while (stopped, starved) reads
+   * before it writes: it may have been declared failed meanwhile, and a
+   * FENCE then ends it before anything it was about to send goes out. */
+  if (now_ms() - lp.last_ran > lp.stale_ms)
+    uv_run(&lp.loop, UV_RUN_NOWAIT);
+  lp.submitted();
+  lp.wait_expired = 0;
+  if (ms >= 0) {
+    uv_update_time(&lp.loop); /* the timer counts from the loop's clock */
+    uv_timer_start(&lp.wait_timer, wait_timer_cb, (uint64_t)ms, 0);
+  }
+  uv_mutex_lock(lp.lock);
+  while (!done(arg) && !lp.wait_expired) {
+    uv_mutex_unlock(lp.lock);
+    uv_run(&lp.loop, UV_RUN_ONCE);
+    uv_mutex_lock(lp.lock);
+  }
+  int rc = done(arg) ? 0 : -1;
+  uv_mutex_unlock(lp.lock);
+  if (ms >= 0)
+    uv_timer_stop(&lp.wait_timer);
+  int kick = loop_leave();
+  uv_mutex_lock(lp.lock);
+  lp.left_at = uv_hrtime();
+  if (--lp.inside == 0)
+    io_resume_locked(kick);
+  return rc;
+}
+
+/* Whether something changed since *seen (lp.wakes). */
+static int woken(const void *seen) {
+  return lp.wakes != *(const uint64_t *)seen;
+}
+
+int ftmw_loop_wait_change_locked(int64_t ms) {
+  uint64_t seen = lp.wakes;
+  return ftmw_loop_wait_locked(woken, &seen, ms);
+}
+
+/* The I/O thread: the loop's owner while no call waits. */
+static void io_thread(void *arg) {
+  (void)arg;
+  pthread_setname_np(pthread_self(), FTMW_IO_THREAD_NAME);
+  int timeout = 0;
+  for (;;) {
+    uv_mutex_lock(lp.lock);
+    int parked = 0;
+    for (;;) {
+      if (lp.inside > 0) {
+        lp.io_state = IO_PARKED;
+        parked = 1;
+        uv_cond_wait(&lp.io_wake, lp.lock);
+        continue;
+      }
+      /* The application often calls again at once (a master answering
+       * its workers): lingering a little saves a hand-over each time. */
+      uint64_t since = uv_hrtime() - lp.left_at;
+      if (!parked || lp.pass_now || since >= LINGER_NS)
+        break;
+      lp.io_state = IO_LINGERING;
+      uv_cond_timedwait(&lp.io_wake, lp.lock, LINGER_NS - since);
+    }
+    lp.io_state = IO_RUNNING;
+    lp.pass_now = 0;
+    uv_mutex_unlock(lp.lock);
+    if (!parked && timeout != 0) {
+      struct pollfd pfd = {.fd = uv_backend_fd(&lp.loop), .events = POLLIN};
+      poll(&pfd, 1, timeout);
+    }
+    /* A call that came in meanwhile runs the loop itself: this thread
+     * parks, and makes a pass once the call is out. */
+    timeout = 0;
+    if (uv_mutex_trylock(&lp.owner) != 0)
+      continue;
+    uv_mutex_lock(lp.lock);
+    int inside = lp.inside;
+    uv_mutex_unlock(lp.lock);
+    if (inside > 0) {
+      uv_mutex_unlock(&lp.owner);
+      continue;
+    }
+    lp.submitted();
+    int alive = uv_run(&lp.loop, UV_RUN_NOWAIT);
+    /* Watchers its callbacks started enter the epoll set at the next
+     * pass, which must come before this thread sleeps on that set. */
+    timeout = lp.kick ? 0 : uv_backend_timeout(&lp.loop);
+    lp.kick = lp.new_fd = 0;
+    uv_mutex_unlock(&lp.owner);
+    if (!alive)
+      break;
+  }
+}
+
+int ftmw_loop_init(uv_mutex_t *lock, void (*submitted)(void),
+                   uint64_t stale_ms) {
+  lp.lock = lock;
+  lp.submitted = submitted;
+  lp.stale_ms = stale_ms;
+  if (uv_mutex_init(&lp.owner) != 0)
+    return -1;
+  if (uv_cond_init(&lp.io_wake) != 0) {
+    uv_mutex_destroy(&lp.owner);
+    return -1;
+  }
+  if (uv_loop_init(&lp.loop) != 0) {
+    uv_cond_destroy(&lp.io_wake);
+    uv_mutex_destroy(&lp.owner);
+    return -1;
+  }
+  uv_async_init(&lp.loop, &lp.async, async_cb);
+  uv_timer_init(&lp.loop, &lp.wait_timer);
+  return 0;
+}
+
+int ftmw_loop_start(void) {
+  /* The thread starts with every signal blocked: a write to a dead peer
+   * then fails with EPIPE instead of killing the process with SIGPIPE, and
+   * the application's signals keep going to the application's threads. */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  int rc = uv_thread_create(&lp.thread, io_thread, NULL);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return rc == 0 ? 0 : -1;
+}
+
+void ftmw_loop_close_handles(void) {
+  uv_close((uv_handle_t *)&lp.wait_timer, NULL);
+  uv_close((uv_handle_t *)&lp.async, NULL);
+}
+
+static void loop_free(void) {
+  uv_loop_close(&lp.loop);
+  uv_cond_destroy(&lp.io_wake);
+  uv_mutex_destroy(&lp.owner);
+}
+
+void ftmw_loop_stop(void) {
+  uv_mutex_lock(lp.lock);
+  io_resume_locked(1); /* the I/O thread carries the stop out, at once */
+  uv_mutex_unlock(lp.lock);
+  uv_thread_join(&lp.thread);
+  loop_free();
+}
+
+void ftmw_loop_discard(void) {
+  ftmw_loop_close_handles();
+  uv_run(&lp.loop, UV_RUN_DEFAULT);
+  loop_free();
+}

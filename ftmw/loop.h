@@ -1,0 +1,67 @@
+/* Who runs the process's libuv loop. The loop has one owner at a time: a
+ * call that waits runs it on its own thread (so a round trip costs the
+ * socket wake-ups alone, as raw TCP does), and the I/O thread runs it the
+ * rest of the time. This module knows nothing of connections or peers:
+ * it hands the loop over, counts the writes libuv has queued (and keeps
+ * their SIGPIPE from the application), and makes a call wait until a
+ * condition holds. */
+#ifndef FTMW_LOOP_H
+#define FTMW_LOOP_H
+
+#include <stdint.h>
+#include <uv.h>
+
+/* Creates the loop; nothing runs it yet. lock guards everything both
+ * threads touch (the job's one mutex); submitted carries out the work
+ * queued for the loop, run by whoever takes it; stale_ms: a waiting call
+ * that finds the loop not run for this long (ftmw_loop_ran) reads before
+ * it writes. Returns 0, or -1 when libuv could not create it. */
+int ftmw_loop_init(uv_mutex_t *lock, void (*submitted)(void),
+                   uint64_t stale_ms);
+
+/* The loop, for the handles others start on it. */
+uv_loop_t *ftmw_loop(void);
+
+/* Starts the I/O thread, every signal blocked in it. Returns 0 or -1. */
+int ftmw_loop_start(void);
+
+/* Closes the loop's own handles: the last of a loop being stopped (run
+ * by the pass that carries out the stop, see ftmw_loop_stop). */
+void ftmw_loop_close_handles(void);
+
+/* Hurries the I/O thread, which carries out the stop already submitted
+ * (its pass closes every handle), joins it and frees the loop. */
+void ftmw_loop_stop(void);
+
+/* Frees a loop whose thread never started, closing its handles first. */
+void ftmw_loop_discard(void);
+
+/* Something a waiting call may wait for has changed (lock held). */
+void ftmw_loop_wake_locked(void);
+
+/* Runs the loop (lock held on entry and return, released meanwhile)
+ * until done(arg) holds, checked under the lock, or for at most ms
+ * (ms < 0: no limit). Returns 0, or -1 when the time ran out first. */
+int ftmw_loop_wait_locked(int (*done)(const void *), const void *arg,
+                          int64_t ms);
+
+/* Runs the loop (lock held) until anything changes (ftmw_loop_wake_locked)
+ * or for at most ms. Returns 0 on a change, -1 on timeout. */
+int ftmw_loop_wait_change_locked(int64_t ms);
+
+/* The owner started a watcher (new_fd: on a new connection), which libuv
+ * takes into its epoll set only at its next pass: whoever owns the loop
+ * next makes that pass before sleeping on the set. */
+void ftmw_loop_watchers_changed(int new_fd);
+
+/* uv_write, counted until ftmw_loop_write_done (the owner's callback
+ * calls it first thing): while such writes are queued, a calling thread
+ * that owns the loop has SIGPIPE blocked. Returns uv_write's result. */
+int ftmw_loop_write(uv_write_t *req, uv_stream_t *s, const uv_buf_t *bufs,
+                    unsigned n, uv_write_cb cb);
+void ftmw_loop_write_done(void);
+
+/* The loop ran at now (ftmw_now_ms): the heartbeat tick says so. */
+void ftmw_loop_ran(uint64_t now);
+
+#endif

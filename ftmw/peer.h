@@ -1,0 +1,47 @@
+/* The job's peers as this process sees them: their names, their failure,
+ * and which master is primary. Callers hold st.lock where the name says
+ * _locked. */
+#ifndef FTMW_PEER_H
+#define FTMW_PEER_H
+
+#include "ftmw_impl.h"
+
+/* "worker 3", "master 1", "spare 0". Returns buf. */
+const char *ftmw_peer_name(const ftmw_peer *p, char *buf, size_t len);
+
+/* The one way a peer becomes FAILED (st.lock held), whether its
+ * connection broke or went silent (peer_down in transport.c, which also
+ * closes and fences it) or it never connected (launch, restore). A live
+ * or launching peer's failure is traced with why and timed; report says
+ * that the application must hear of it (a call that names p reports it).
+ * Returns 1 if p was live or launching. */
+int ftmw_peer_failed_locked(ftmw_peer *p, int report, const char *why);
+
+/* Declares p failed (or finished, when done), fences it and wakes every
+ * call waiting on it; the one way a connected peer goes (the loop's
+ * owner, st.lock not held). A primary's death makes the next live master
+ * primary (failover, SPEC section 6); a master that finds itself primary
+ * takes over at its next wait (ftmw_rep_serve). A master writes FENCE on
+ * a live peer's connection while it still works, then closes it: a
+ * process declared failed while alive (stopped, starved, cut off past
+ * FT_TIMEOUT_MS) exits as soon as it reads it, instead of acting on a
+ * view of the job that nobody shares any more. */
+void ftmw_peer_down(ftmw_peer *p, int done, const char *why);
+
+/* This process is a master with replicas that is not the primary, now
+ * (st.lock held). */
+int ftmw_is_replica(void);
+
+/* Whether no master is live or launching (a worker's or spare's view). */
+int ftmw_all_masters_gone_locked(void);
+
+/* The first live master in priority order (this process, if it is a
+ * master and none before it lives), or -1: the primary. */
+int ftmw_first_live_master_locked(void);
+
+/* Where p's process runs, as its HELLO, its WELCOME or (for a master) the
+ * set-up record says: the failure detector asks that host's kernel about
+ * a silent peer on this host (localproc.h). */
+void ftmw_peer_place_locked(ftmw_peer *p, const ftmw_place *at);
+
+#endif
