@@ -51,7 +51,7 @@ static int bare_spawns(int k, double *ms) {
       return -1;
     ms[i] = (bench_now() - t0) * 1e3;
     MPI_Comm_disconnect(&inter);
-    /* As ft_restore does (ftmw/launch.c, wait_reaped): spawning while
+    /* As ft_restore does (ftmw/restore.c, wait_reaped): spawning while
      * mpirun handles a child's exit can hang Open MPI 4.1 for ever. */
     for (int t = 0; t < 500 && kill((pid_t)x, 0) == 0; t++)
       usleep(1000);

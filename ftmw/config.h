@@ -20,7 +20,7 @@
  * (a replica too, for a worker the primary restored). */
 #define FTMW_LAUNCH_WAIT_MS 60000
 /* Spawn mode: a spawn of n processes not done after FT_SPAWN_TIMEOUT_MS
- * x (1 + n / 16) is abandoned and made again (launch.c). */
+ * x (1 + n / 16) is abandoned and made again (spawn.c). */
 #define FTMW_DEFAULT_SPAWN_TIMEOUT_MS 16000
 /* The largest message; a frame header cannot announce more. */
 #ifndef FTMW_MAX_MESSAGE

@@ -1,12 +1,10 @@
-/* Launch over MPI (see launch.h). */
+/* Launch over MPI: start-up and shut-down (see launch.h). */
 
 #include "ftmw_impl.h"
-#include "localproc.h"
+#include "spawn.h"
 
-#include <errno.h>
 #include <mpi.h>
 #include <netdb.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,47 +12,10 @@
 
 #define st ftmw_st
 #define SETUP_MAGIC 0x46544d53u
-#define SETUP_TAG 7001
-/* Without a hostfile the local host is reused; a replacement that dies
- * before connecting is retried this many times per ft_restore. */
-#define LOCAL_ATTEMPTS 3
-
-/* A master's listening address, and where it runs (what its WELCOME will
- * say), as MPI carries it at launch. */
-typedef struct {
-  char ip[48];
-  int32_t port;
-  ftmw_place at;
-} ftmw_addr;
-
-/* What MPI carries to each process: fixed size, one binary per job. */
-typedef struct {
-  uint32_t magic;
-  int32_t status; /* 0, or the job cannot start (errmsg says why) */
-  int32_t role, id;
-  uint32_t epoch;
-  int32_t W, M, S;
-  ftmw_config cfg;
-  uint8_t secret[FTMW_SECRET_SIZE];
-  ftmw_addr masters[FTMW_MAX_MASTERS];
-  char errmsg[256];
-} ftmw_setup;
-
-/* a as received through MPI, its strings ended within their fields. */
-static ftmw_addr addr_ended(ftmw_addr a) {
-  a.ip[sizeof(a.ip) - 1] = '\0';
-  a.at.host[sizeof(a.at.host) - 1] = '\0';
-  return a;
-}
 
 /* Every master's listening address, in priority order: what each new
  * process (worker, spare, replacement) is told to connect to. */
 static ftmw_addr masters_at[FTMW_MAX_MASTERS];
-
-static char exe_path[FTMW_PATH_MAX];
-static char **spawn_args;
-static int *placed_host; /* spawn mode: hostfile entry of each worker, or -1 */
-static MPI_Comm replica_comm[FTMW_MAX_MASTERS]; /* spawn mode: to each replica */
 
 static const char *env_get(const char *name) { return getenv(name); }
 
@@ -168,7 +129,7 @@ static void put_masters(ftmw_setup *s) {
   uv_mutex_unlock(&st.lock);
 }
 
-static void fill_setup(ftmw_setup *s, int role, int id, uint32_t epoch) {
+void ftmw_launch_fill_setup(ftmw_setup *s, int role, int id, uint32_t epoch) {
   memset(s, 0, sizeof(*s));
   s->magic = SETUP_MAGIC;
   s->role = role;
@@ -233,9 +194,7 @@ static int read_config(int static_size) {
 
 /* --- waiting for processes to join --------------------------------------- */
 
-/* Waits until p leaves LAUNCHING; one that has not joined by the deadline
- * is declared failed. Returns 1 if p is alive. */
-static int wait_joined_locked(ftmw_peer *p, uint64_t deadline) {
+int ftmw_launch_wait_joined_locked(ftmw_peer *p, uint64_t deadline) {
   while (p->state == FTMW_PEER_LAUNCHING) {
     uint64_t now = ftmw_now_ms();
     if (now >= deadline) {
@@ -253,295 +212,6 @@ static int wait_joined_locked(ftmw_peer *p, uint64_t deadline) {
 
 /* --- spawn mode ---------------------------------------------------------- */
 
-/* Open MPI 4.1's mpirun can lose a new child's PMIx_Init when the spawn
- * races with its handling of another child's death: the child then waits
- * in MPI_Init, and MPI_Comm_spawn in PMIx_Lookup, both for ever (see
- * docs/known-problems.md). No death can be ruled out during a spawn, so
- * every spawn is bounded: MPI_Comm_spawn_multiple runs on a helper thread
- * (MPI_THREAD_MULTIPLE), and a spawn not done by its deadline is abandoned
- * (the thread is left blocked in MPI) and made again. Its processes are
- * told the deadline in their environment: one that has not received its
- * set-up record by then exits (setup_watchdog), so none is left waiting in
- * MPI_Init to keep mpirun from ending. */
-#define SPAWN_WAIT_ENV "FTMW_SPAWN_WAIT_MS"
-#define SPAWN_STALL_ENV "FTMW_SPAWN_STALL" /* the spawn.stall fault */
-enum { SPAWN_OK = 0, SPAWN_ERROR = -1, SPAWN_ABANDONED = 1 };
-
-/* How long a spawn of n processes may take: FT_SPAWN_TIMEOUT_MS x (1 + n/16). */
-static int spawn_wait_ms(int n) {
-  int64_t t = st.cfg.spawn_timeout_ms;
-  return (int)(t + t * n / 16);
-}
-
-static int thread_multiple;   /* a spawn may run on a helper thread */
-static int spawns_abandoned;  /* a helper thread may still be inside MPI */
-
-typedef struct {
-  int n;
-  char **cmds, ***argvs;
-  int *one, *errcodes;
-  MPI_Info *infos;
-  MPI_Comm inter;
-  int mrc;
-  uv_mutex_t lock;
-  uv_cond_t cond;
-  int done, abandoned; /* under lock */
-} spawn_call;
-
-static void spawn_call_free(spawn_call *c) {
-  if (c == NULL)
-    return;
-  for (int i = 0; c->infos && i < c->n; i++)
-    if (c->infos[i] != MPI_INFO_NULL)
-      MPI_Info_free(&c->infos[i]);
-  free(c->cmds);
-  free(c->argvs);
-  free(c->one);
-  free(c->errcodes);
-  free(c->infos);
-  free(c);
-}
-
-/* The arguments of one MPI_Comm_spawn_multiple: n copies of this program,
- * process i on hostfile entry hosts[i] (-1: anywhere), each given the
- * environment env ("NAME=VALUE" lines). */
-static spawn_call *spawn_call_new(const int *hosts, int n, const char *env) {
-  spawn_call *c = calloc(1, sizeof(*c));
-  if (c == NULL)
-    return NULL;
-  c->n = n;
-  c->cmds = malloc((size_t)n * sizeof(*c->cmds));
-  c->argvs = malloc((size_t)n * sizeof(*c->argvs));
-  c->one = malloc((size_t)n * sizeof(*c->one));
-  c->errcodes = malloc((size_t)n * sizeof(*c->errcodes));
-  c->infos = malloc((size_t)n * sizeof(*c->infos));
-  if (!c->cmds || !c->argvs || !c->one || !c->errcodes || !c->infos) {
-    free(c->infos);
-    c->infos = NULL;
-    spawn_call_free(c);
-    return NULL;
-  }
-  for (int i = 0; i < n; i++) {
-    c->cmds[i] = exe_path;
-    c->argvs[i] = spawn_args;
-    c->one[i] = 1;
-    c->errcodes[i] = MPI_SUCCESS;
-    MPI_Info_create(&c->infos[i]);
-    MPI_Info_set(c->infos[i], "env", env); /* Open MPI's key */
-    if (hosts[i] >= 0)
-      MPI_Info_set(c->infos[i], "host", st.hosts.v[hosts[i]].name);
-  }
-  return c;
-}
-
-/* Holding lock, waits on cond until *flag is set or uv_hrtime() reaches
- * deadline; returns *flag. */
-static int wait_flag_locked(uv_cond_t *cond, uv_mutex_t *lock, const int *flag,
-                            uint64_t deadline) {
-  while (!*flag) {
-    uint64_t now = uv_hrtime();
-    if (now >= deadline)
-      break;
-    uv_cond_timedwait(cond, lock, deadline - now);
-  }
-  return *flag;
-}
-
-static void spawn_call_run(spawn_call *c) {
-  c->mrc = MPI_Comm_spawn_multiple(c->n, c->cmds, c->argvs, c->one, c->infos,
-                                   0, MPI_COMM_SELF, &c->inter, c->errcodes);
-}
-
-static void spawn_thread(void *arg) {
-  spawn_call *c = arg;
-  spawn_call_run(c);
-  uv_mutex_lock(&c->lock);
-  c->done = 1;
-  int abandoned = c->abandoned;
-  uv_cond_signal(&c->cond);
-  uv_mutex_unlock(&c->lock);
-  if (abandoned) /* its processes, never sent a set-up record, exit */
-    spawn_call_free(c);
-}
-
-/* Makes the call c, waiting for it at most wait_ms. SPAWN_ABANDONED hands
- * c over to the helper thread, which frees it when MPI returns. */
-static int spawn_call_bounded(spawn_call *c, int wait_ms) {
-  if (!thread_multiple) {
-    spawn_call_run(c);
-    return SPAWN_OK;
-  }
-  uv_thread_t tid;
-  int started = 0;
-  if (uv_mutex_init(&c->lock) == 0) {
-    if (uv_cond_init(&c->cond) == 0) {
-      started = uv_thread_create(&tid, spawn_thread, c) == 0;
-      if (!started)
-        uv_cond_destroy(&c->cond);
-    }
-    if (!started)
-      uv_mutex_destroy(&c->lock);
-  }
-  if (!started) {
-    ftmw_log("cannot start a thread to spawn on");
-    return SPAWN_ERROR;
-  }
-  uint64_t deadline = uv_hrtime() + (uint64_t)wait_ms * 1000000u;
-  uv_mutex_lock(&c->lock);
-  int done = wait_flag_locked(&c->cond, &c->lock, &c->done, deadline);
-  c->abandoned = !done;
-  uv_mutex_unlock(&c->lock);
-  if (!done) {
-    spawns_abandoned = 1;
-    return SPAWN_ABANDONED;
-  }
-  uv_thread_join(&tid);
-  uv_cond_destroy(&c->cond);
-  uv_mutex_destroy(&c->lock);
-  return SPAWN_OK;
-}
-
-/* Spawns n processes, process i for peers[i] (workers, or with role
- * FTMW_ROLE_MASTER replicas) on hostfile entry hosts[i] (-1: anywhere), in
- * one MPI_Comm_spawn_multiple, and sends each its set-up record. One call
- * for all the workers at launch: no worker can start, and so die, while
- * another is being spawned, and the launch takes one spawn's time instead
- * of n. A replica's intercommunicator goes to *inter_out (n == 1).
- * Returns SPAWN_OK, SPAWN_ERROR, or SPAWN_ABANDONED (see above). */
-static int spawn_peers(ftmw_peer **peers, const int *hosts, int n, int role,
-                       MPI_Comm *inter_out) {
-  int wait_ms = spawn_wait_ms(n);
-  char env[96];
-  snprintf(env, sizeof(env), SPAWN_WAIT_ENV "=%d%s", wait_ms,
-           role == FTMW_ROLE_WORKER && ftmw_fault_fires(FTMW_FAULT_SPAWN_STALL)
-               ? "\n" SPAWN_STALL_ENV "=1" : "");
-  spawn_call *c = spawn_call_new(hosts, n, env);
-  if (c == NULL) {
-    ftmw_log("out of memory spawning %d processes", n);
-    return SPAWN_ERROR;
-  }
-  uint64_t t0 = uv_hrtime();
-  int rc = spawn_call_bounded(c, wait_ms);
-  double ms = (uv_hrtime() - t0) / 1e6;
-  if (rc == SPAWN_ABANDONED) {
-    ftmw_log("a spawn of %d %s%s did not complete in %d ms; abandoned "
-             "(FT_SPAWN_TIMEOUT_MS)", n, ftmw_role_name(role), n > 1 ? "s" : "",
-             wait_ms);
-    ftmw_trace("spawn_abandoned", "\"%s\":%d,\"processes\":%d,\"ms\":%.3f",
-               ftmw_role_name(role), peers[0]->id, n, ms);
-    return rc;
-  }
-  for (int i = 0; i < n && rc == SPAWN_OK; i++)
-    if (c->mrc != MPI_SUCCESS || c->errcodes[i] != MPI_SUCCESS) {
-      char msg[MPI_MAX_ERROR_STRING];
-      int len = 0;
-      MPI_Error_string(c->mrc != MPI_SUCCESS ? c->mrc : c->errcodes[i], msg, &len);
-      ftmw_log("cannot spawn %s %d%s%s: %s", ftmw_role_name(role), peers[i]->id,
-               hosts[i] >= 0 ? " on " : "",
-               hosts[i] >= 0 ? st.hosts.v[hosts[i]].name : "", msg);
-      rc = SPAWN_ERROR;
-    }
-  for (int i = 0; i < n && rc == SPAWN_OK; i++) {
-    ftmw_setup s;
-    fill_setup(&s, role, peers[i]->id, peers[i]->epoch);
-    if (MPI_Send(&s, sizeof(s), MPI_BYTE, i, SETUP_TAG, c->inter) != MPI_SUCCESS)
-      rc = SPAWN_ERROR;
-    ftmw_trace("spawned", "\"%s\":%d,\"peer_epoch\":%u,\"host\":\"%s\",\"ms\":%.3f",
-               ftmw_role_name(role), peers[i]->id, peers[i]->epoch,
-               hosts[i] >= 0 ? st.hosts.v[hosts[i]].name : st.host, ms);
-  }
-  /* A worker's intercommunicator is never used again, and freeing or
-   * disconnecting it would involve the children: it is left alone. */
-  if (inter_out && rc == SPAWN_OK)
-    *inter_out = c->inter;
-  spawn_call_free(c);
-  return rc;
-}
-
-/* spawn_peers, made again while it is abandoned, up to LOCAL_ATTEMPTS
- * times (the launch: nothing else would start these processes). */
-static int spawn_peers_retried(ftmw_peer **peers, const int *hosts, int n,
-                               int role, MPI_Comm *inter_out) {
-  int rc = SPAWN_ABANDONED;
-  for (int a = 0; a < LOCAL_ATTEMPTS && rc == SPAWN_ABANDONED; a++)
-    rc = spawn_peers(peers, hosts, n, role, inter_out);
-  if (rc == SPAWN_ABANDONED)
-    ftmw_log("cannot start the job: %d spawns of the %s%s abandoned",
-             LOCAL_ATTEMPTS, ftmw_role_name(role), n > 1 ? "s" : "");
-  return rc;
-}
-
-/* MPI_Recv of a set-up message from rank 0 of comm, given up after
- * wait_ms: MPI_Recv from a process that died first waits for ever. */
-static int recv_bounded(void *buf, int bytes, MPI_Comm comm, int wait_ms) {
-  MPI_Request req;
-  if (MPI_Irecv(buf, bytes, MPI_BYTE, 0, SETUP_TAG, comm, &req) != MPI_SUCCESS)
-    return -1;
-  uint64_t deadline = ftmw_now_ms() + (uint64_t)wait_ms;
-  for (;;) {
-    int done = 0;
-    if (MPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-      return -1;
-    if (done)
-      return 0;
-    if (ftmw_now_ms() >= deadline) {
-      MPI_Cancel(&req);
-      MPI_Request_free(&req);
-      return -1;
-    }
-    uv_sleep(1);
-  }
-}
-
-/* Spawn mode, every master: where each worker runs (placement, then the
- * hosts restores pick), so that a replica that takes over can restore. */
-static int place_workers(void) {
-  placed_host = calloc((size_t)st.W + 1, sizeof(int));
-  if (placed_host == NULL)
-    return -1;
-  for (int r = 1; r <= st.W; r++)
-    placed_host[r] = st.hosts.n ? ftmw_hosts_place(&st.hosts, r - 1) : -1;
-  return 0;
-}
-
-/* Spawn mode, the primary: spawns the replicas (on the hosts after the
- * workers') one by one, each told the masters before it; learns each
- * one's listening address; then tells every replica all of them. */
-static int spawn_replicas(void) {
-  for (int k = 1; k <= st.M; k++) {
-    ftmw_addr a;
-    int host = st.hosts.n ? ftmw_hosts_place(&st.hosts, st.W + k - 1) : -1;
-    st.masters[k].state = FTMW_PEER_LAUNCHING;
-    ftmw_peer *p = &st.masters[k];
-    if (spawn_peers_retried(&p, &host, 1, FTMW_ROLE_MASTER, &replica_comm[k]) != 0)
-      return -1;
-    if (recv_bounded(&a, sizeof(a), replica_comm[k], spawn_wait_ms(1)) != 0) {
-      ftmw_log("master replica %d died starting (no address in %d ms); the job "
-               "goes on without it", k, spawn_wait_ms(1));
-      uv_mutex_lock(&st.lock);
-      ftmw_peer_failed_locked(p, 1, "died starting");
-      uv_mutex_unlock(&st.lock);
-      masters_at[k].port = 0;
-      continue;
-    }
-    if (a.port <= 0) {
-      ftmw_log("master replica %d could not start listening", k);
-      return -1;
-    }
-    masters_at[k] = addr_ended(a);
-  }
-  for (int k = 1; k <= st.M; k++) {
-    if (st.masters[k].state == FTMW_PEER_FAILED)
-      continue;
-    ftmw_setup s;
-    fill_setup(&s, FTMW_ROLE_MASTER, k, 0);
-    if (MPI_Send(&s, sizeof(s), MPI_BYTE, 0, SETUP_TAG, replica_comm[k]) !=
-        MPI_SUCCESS)
-      return -1;
-  }
-  return 0;
-}
-
 /* Spawn mode, a replica just spawned: listens, tells the primary where,
  * and learns every master's address (into *s). */
 static int init_spawned_replica(MPI_Comm parent, ftmw_setup *s) {
@@ -554,21 +224,23 @@ static int init_spawned_replica(MPI_Comm parent, ftmw_setup *s) {
     st.workers[r].state = FTMW_PEER_LAUNCHING;
   for (int k = st.id + 1; k <= st.M; k++)
     st.masters[k].state = FTMW_PEER_LAUNCHING;
-  if (place_workers() == 0 && resolve_self() == 0 &&
+  if (ftmw_spawn_place_workers() == 0 && resolve_self() == 0 &&
       ftmw_transport_start(1) == FT_SUCCESS)
     self_addr(&a);
-  if (MPI_Send(&a, sizeof(a), MPI_BYTE, 0, SETUP_TAG, parent) != MPI_SUCCESS ||
+  if (MPI_Send(&a, sizeof(a), MPI_BYTE, 0, FTMW_SETUP_TAG, parent) !=
+          MPI_SUCCESS ||
       a.port <= 0)
     return -1;
   /* Every master's address comes once the primary has spawned all the
    * replicas; it never comes if the primary dies meanwhile. */
   ftmw_setup all;
-  int wait_ms = st.M * LOCAL_ATTEMPTS * spawn_wait_ms(1) + FTMW_LAUNCH_WAIT_MS;
-  if (recv_bounded(&all, sizeof(all), parent, wait_ms) != 0 ||
+  int wait_ms =
+      st.M * FTMW_SPAWN_ATTEMPTS * ftmw_spawn_wait_ms(1) + FTMW_LAUNCH_WAIT_MS;
+  if (ftmw_spawn_recv_bounded(&all, sizeof(all), parent, wait_ms) != 0 ||
       all.magic != SETUP_MAGIC)
     return -1;
   for (int k = 0; k < FTMW_MAX_MASTERS; k++)
-    masters_at[k] = addr_ended(all.masters[k]);
+    masters_at[k] = ftmw_addr_ended(all.masters[k]);
   put_masters(s);
   return 0;
 }
@@ -580,18 +252,9 @@ static int init_spawn_primary(void) {
   st.id = 0;
   if (make_secret() != 0 || ftmw_transport_start(1) != FT_SUCCESS)
     return -1;
-  if (place_workers() != 0 || spawn_replicas() != 0)
+  if (ftmw_spawn_place_workers() != 0 || ftmw_spawn_replicas(masters_at) != 0)
     return -1;
-  ftmw_peer **workers = malloc((size_t)st.W * sizeof(*workers));
-  if (workers == NULL)
-    return -1;
-  for (int r = 1; r <= st.W; r++) {
-    st.workers[r].state = FTMW_PEER_LAUNCHING;
-    workers[r - 1] = &st.workers[r];
-  }
-  int rc = spawn_peers_retried(workers, placed_host + 1, st.W, FTMW_ROLE_WORKER, NULL);
-  free(workers);
-  return rc;
+  return ftmw_spawn_workers();
 }
 
 /* --- static mode ---------------------------------------------------------- */
@@ -617,7 +280,7 @@ static int init_static(int rank, int size, ftmw_setup *out) {
       for (int k = 1; k <= st.M; k++)
         st.masters[k].state = FTMW_PEER_LAUNCHING;
       uv_mutex_unlock(&st.lock);
-      fill_setup(&s, FTMW_ROLE_MASTER, 0, 0);
+      ftmw_launch_fill_setup(&s, FTMW_ROLE_MASTER, 0, 0);
     }
     s.magic = SETUP_MAGIC;
   }
@@ -680,7 +343,7 @@ static int gather_masters(int rank, int size, ftmw_setup *s) {
       ok = 0;
       break;
     }
-    masters_at[k] = addr_ended(all[r]);
+    masters_at[k] = ftmw_addr_ended(all[r]);
   }
   put_masters(s);
   free(all);
@@ -703,7 +366,7 @@ static int connect_masters(const ftmw_addr *m) {
   uint64_t deadline = ftmw_now_ms() + FTMW_LAUNCH_WAIT_MS;
   int alive = 0;
   for (int k = last; k >= 0; k--) {
-    ftmw_addr mk = addr_ended(m[k]);
+    ftmw_addr mk = ftmw_addr_ended(m[k]);
     if (mk.port <= 0) { /* dead when this process was launched */
       ftmw_peer_failed_locked(&st.masters[k], 1, "dead before this process");
       continue;
@@ -724,7 +387,8 @@ static int connect_masters(const ftmw_addr *m) {
     /* A master that already said BYE was reached: the job ended before
      * this process woke up (an idle spare), and it must now shut down
      * cleanly, or the others would wait for it in MPI_Finalize. */
-    alive += wait_joined_locked(&st.masters[k], deadline) || st.masters[k].bye;
+    alive += ftmw_launch_wait_joined_locked(&st.masters[k], deadline) ||
+             st.masters[k].bye;
     /* One that accepted us and died at once was reached too: a replica
      * then takes over from it, a worker joins the one that does. */
     alive += st.masters[k].welcomed && st.masters[k].state == FTMW_PEER_FAILED;
@@ -759,9 +423,9 @@ static int spare_wait(void) {
   exit(0);
 }
 
-/* A process spawned by a master (SPAWN_WAIT_ENV set) that has not received
- * its set-up record within that many ms was abandoned by the master (see
- * spawn_call_bounded), perhaps while it waits in MPI_Init: it exits. */
+/* A process spawned by a master (FTMW_SPAWN_WAIT_ENV set) that has not
+ * received its set-up record within that many ms was abandoned by the
+ * master (see spawn.c), perhaps while it waits in MPI_Init: it exits. */
 static struct {
   uv_mutex_t lock;
   uv_cond_t cond;
@@ -773,8 +437,8 @@ static void setup_watchdog(void *arg) {
   (void)arg;
   uint64_t deadline = uv_hrtime() + (uint64_t)watchdog.wait_ms * 1000000u;
   uv_mutex_lock(&watchdog.lock);
-  if (!wait_flag_locked(&watchdog.cond, &watchdog.lock, &watchdog.setup_received,
-                        deadline)) {
+  if (!ftmw_spawn_wait_flag_locked(&watchdog.cond, &watchdog.lock,
+                                   &watchdog.setup_received, deadline)) {
     ftmw_log("spawned process %d: no set-up record from the master in %d ms; "
              "exiting", (int)getpid(), watchdog.wait_ms);
     _exit(1);
@@ -784,14 +448,14 @@ static void setup_watchdog(void *arg) {
 
 static void watchdog_start(void) {
   long ms;
-  if (ftmw_parse_int(getenv(SPAWN_WAIT_ENV), 1, INT32_MAX, &ms) != 0)
+  if (ftmw_parse_int(getenv(FTMW_SPAWN_WAIT_ENV), 1, INT32_MAX, &ms) != 0)
     return; /* not spawned by FTMW (or by an MPI without the "env" key) */
   watchdog.wait_ms = (int)ms;
   if (uv_mutex_init(&watchdog.lock) != 0 || uv_cond_init(&watchdog.cond) != 0 ||
       uv_thread_create(&watchdog.thread, setup_watchdog, NULL) != 0)
     return;
   watchdog.running = 1;
-  if (getenv(SPAWN_STALL_ENV)) /* the spawn.stall fault: as Open MPI's hang */
+  if (getenv(FTMW_SPAWN_STALL_ENV)) /* spawn.stall: as Open MPI's hang */
     for (;;)
       pause();
 }
@@ -821,7 +485,6 @@ int ftmw_launch_init(int *argc, char ***argv) {
   } else {
     MPI_Query_thread(&provided);
   }
-  thread_multiple = provided == MPI_THREAD_MULTIPLE;
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
   char name[MPI_MAX_PROCESSOR_NAME];
@@ -830,13 +493,8 @@ int ftmw_launch_init(int *argc, char ***argv) {
   len = len < (int)sizeof(st.host) ? len : (int)sizeof(st.host) - 1;
   memcpy(st.host, name, (size_t)len);
   st.host[len] = '\0';
-  ssize_t n = readlink("/proc/self/exe", exe_path, sizeof(exe_path) - 1);
-  if (n <= 0) {
-    ftmw_log("cannot find this program's executable");
+  if (ftmw_spawn_prepare(argc, argv, provided == MPI_THREAD_MULTIPLE) != 0)
     return -1;
-  }
-  exe_path[n] = '\0';
-  spawn_args = (argc && argv && *argc > 1) ? *argv + 1 : MPI_ARGV_NULL;
 
   register_status_file();
   MPI_Comm parent;
@@ -845,7 +503,7 @@ int ftmw_launch_init(int *argc, char ***argv) {
   int rc;
   if (parent != MPI_COMM_NULL) {
     st.mode = FTMW_MODE_SPAWN;
-    int got = MPI_Recv(&s, sizeof(s), MPI_BYTE, 0, SETUP_TAG, parent,
+    int got = MPI_Recv(&s, sizeof(s), MPI_BYTE, 0, FTMW_SETUP_TAG, parent,
                        MPI_STATUS_IGNORE);
     watchdog_stop();
     if (got != MPI_SUCCESS || s.magic != SETUP_MAGIC) {
@@ -890,11 +548,11 @@ int ftmw_launch_init(int *argc, char ***argv) {
     uv_mutex_lock(&st.lock);
     uint64_t deadline = ftmw_now_ms() + FTMW_LAUNCH_WAIT_MS;
     for (int r = 1; r <= st.W; r++)
-      wait_joined_locked(&st.workers[r], deadline);
+      ftmw_launch_wait_joined_locked(&st.workers[r], deadline);
     for (int k = 0; k < st.S; k++)
-      wait_joined_locked(&st.spares[k], deadline);
+      ftmw_launch_wait_joined_locked(&st.spares[k], deadline);
     for (int k = st.id + 1; k <= st.M; k++)
-      wait_joined_locked(&st.masters[k], deadline);
+      ftmw_launch_wait_joined_locked(&st.masters[k], deadline);
     uv_mutex_unlock(&st.lock);
     ftmw_trace("launch", "\"mode\":\"%s\",\"workers\":%d,\"spares\":%d,"
                "\"replicas\":%d", st.mode == FTMW_MODE_SPAWN ? "spawn" : "static",
@@ -909,104 +567,10 @@ int ftmw_launch_init(int *argc, char ***argv) {
   return rc;
 }
 
-/* --- restore --------------------------------------------------------------- */
-
-/* The Open MPI hang of the spawn section is most likely when the spawn
- * races with mpirun's handling of the death of the child the new one
- * replaces (about 1 respawn in 80 on this machine, docs/known-problems.md).
- * When the dead process ran on this host, wait until the launcher has
- * reaped it (its pid is gone) before spawning, for at most REAP_WAIT_MS. */
-#define REAP_WAIT_MS 500
-
-static void wait_reaped(const ftmw_peer *p) {
-  if (!ftmw_proc_is_local(&p->at, ftmw_transport_self()))
-    return;
-  uint64_t t0 = uv_hrtime(), deadline = ftmw_now_ms() + REAP_WAIT_MS;
-  while (kill((pid_t)p->at.pid, 0) == 0 || errno == EPERM) {
-    if (ftmw_now_ms() >= deadline) {
-      ftmw_log("worker %d: pid %d still there after %d ms; spawning anyway",
-               p->id, (pid_t)p->at.pid, REAP_WAIT_MS);
-      return;
-    }
-    uv_sleep(1);
-  }
-  ftmw_trace("reaped", "\"peer\":%d,\"pid\":%d,\"ms\":%.3f", p->id,
-             (pid_t)p->at.pid, (uv_hrtime() - t0) / 1e6);
-}
-
-static int restore_spawn(ftmw_peer *p) {
-  int attempts = 0;
-  wait_reaped(p);
-  for (;;) {
-    int host = -1;
-    if (st.hosts.n) {
-      if (placed_host[p->id] >= 0 &&
-          ftmw_hosts_fail(&st.hosts, st.hosts.v[placed_host[p->id]].name))
-        ftmw_log("host %s blacklisted", st.hosts.v[placed_host[p->id]].name);
-      host = ftmw_hosts_pick(&st.hosts);
-      if (host < 0)
-        return FT_ERR_NO_HOST;
-      placed_host[p->id] = host;
-    } else if (attempts++ == LOCAL_ATTEMPTS) {
-      return FT_ERR_NO_HOST;
-    }
-    uv_mutex_lock(&st.lock);
-    p->epoch++;
-    p->state = FTMW_PEER_LAUNCHING;
-    uv_mutex_unlock(&st.lock);
-    int ok = 0;
-    p->from_spare = 0;
-    if (spawn_peers(&p, &host, 1, FTMW_ROLE_WORKER, NULL) == SPAWN_OK) {
-      uv_mutex_lock(&st.lock);
-      ok = wait_joined_locked(p, ftmw_now_ms() + FTMW_LAUNCH_WAIT_MS);
-      uv_mutex_unlock(&st.lock);
-    } else {
-      uv_mutex_lock(&st.lock);
-      ftmw_peer_failed_locked(p, 0, "could not be spawned");
-      uv_mutex_unlock(&st.lock);
-    }
-    if (ok)
-      return FT_SUCCESS;
-  }
-}
-
-static int restore_spare(ftmw_peer *p) {
-  for (int k = 0; k < st.S; k++) {
-    ftmw_peer *sp = &st.spares[k];
-    uv_mutex_lock(&st.lock);
-    int idle = sp->state == FTMW_PEER_ALIVE &&
-               !(st.hosts.n && ftmw_hosts_is_failed(&st.hosts, sp->at.host));
-    if (!idle) {
-      uv_mutex_unlock(&st.lock);
-      continue;
-    }
-    p->epoch++;
-    p->state = FTMW_PEER_LAUNCHING;
-    p->from_spare = k + 1;
-    ftmw_op op = {.kind = FTMW_OP_ACTIVATE, .peer = sp, .target = p};
-    ftmw_transport_submit(&op, 1);
-    ftmw_op_wait_locked(&op);
-    int ok = wait_joined_locked(p, ftmw_now_ms() + FTMW_LAUNCH_WAIT_MS);
-    uv_mutex_unlock(&st.lock);
-    if (ok)
-      return FT_SUCCESS;
-  }
-  return FT_ERR_NO_HOST;
-}
-
-int ftmw_launch_restore(ftmw_peer *p) {
-  /* Static mode with a hostfile: the failed worker's host, by the name its
-   * process reported, takes no replacement. */
-  if (st.hosts.n && st.mode == FTMW_MODE_STATIC && p->at.host[0] &&
-      !ftmw_hosts_is_failed(&st.hosts, p->at.host) &&
-      ftmw_hosts_blacklist(&st.hosts, p->at.host) == 0)
-    ftmw_log("host %s blacklisted", p->at.host);
-  return st.mode == FTMW_MODE_SPAWN ? restore_spawn(p) : restore_spare(p);
-}
 
 void ftmw_launch_finalize(int clean) {
   /* After a death MPI_Finalize may wait forever for the dead (MPICH does),
    * so it is called only when every process is known to reach it. */
-  if (clean && st.mpi_owned && !spawns_abandoned)
+  if (clean && st.mpi_owned && !ftmw_spawn_abandoned())
     MPI_Finalize();
 }

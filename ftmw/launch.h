@@ -1,4 +1,4 @@
-/* Launch: the only module that calls MPI. MPI starts the processes and
+/* Launch: the only modules that call MPI. MPI starts the processes and
  * carries one set-up record to each (settings, job secret, the masters'
  * addresses); from then on every byte travels over FTMW's connections.
  *
@@ -7,9 +7,21 @@
  *    FT_HOSTFILE, and ft_restore spawns replacements;
  *  - static mode (size > 1): rank 0 is the primary, then the workers, then
  *    replicas, then idle spares that ft_restore activates.
- * All functions run on the application thread. */
+ *
+ * Three files: launch.c starts the job (settings, the set-up record, both
+ * modes' start-up, spares' wait, MPI_Finalize); spawn.c makes every
+ * MPI_Comm_spawn, bounded in time (spawn.h); restore.c chooses how
+ * ft_restore replaces a failed worker. All functions run on the
+ * application thread. */
 #ifndef FTMW_LAUNCH_H
 #define FTMW_LAUNCH_H
+
+#include <stdint.h>
+
+#include "config.h" /* ftmw_config, FTMW_MAX_MASTERS */
+#include "wire.h"   /* ftmw_place, FTMW_SECRET_SIZE */
+
+struct ftmw_peer;
 
 /* Initialises MPI if needed, fills ftmw_st (role, identity, settings,
  * peers), starts the transport and connects the job. Returns 1 for a
@@ -19,11 +31,55 @@ int ftmw_launch_init(int *argc, char ***argv);
 
 /* Starts a replacement for failed worker p, on a host that has not failed
  * (spawn mode) or on an idle spare (static mode); blocks until it has
- * connected. Returns FT_SUCCESS or FT_ERR_NO_HOST. */
-int ftmw_launch_restore(ftmw_peer *p);
+ * connected. Returns FT_SUCCESS or FT_ERR_NO_HOST. (restore.c) */
+int ftmw_launch_restore(struct ftmw_peer *p);
 
 /* After the transport stopped: MPI_Finalize when clean (no process of the
  * job died, so every process will reach it) and ft_init started MPI. */
 void ftmw_launch_finalize(int clean);
+
+/* --- between launch.c, spawn.c and restore.c ---------------------------- */
+
+/* The MPI tag of set-up messages (the record, a replica's address). */
+#define FTMW_SETUP_TAG 7001
+
+/* A master's listening address, and where it runs (what its WELCOME will
+ * say), as MPI carries it at launch. */
+typedef struct {
+  char ip[48];
+  int32_t port;
+  ftmw_place at;
+} ftmw_addr;
+
+/* What MPI carries to each process: fixed size, one binary per job. */
+typedef struct {
+  uint32_t magic;
+  int32_t status; /* 0, or the job cannot start (errmsg says why) */
+  int32_t role, id;
+  uint32_t epoch;
+  int32_t W, M, S;
+  ftmw_config cfg;
+  uint8_t secret[FTMW_SECRET_SIZE];
+  ftmw_addr masters[FTMW_MAX_MASTERS];
+  char errmsg[256];
+} ftmw_setup;
+
+/* a as received through MPI, its strings ended within their fields. */
+static inline ftmw_addr ftmw_addr_ended(ftmw_addr a) {
+  a.ip[sizeof(a.ip) - 1] = '\0';
+  a.at.host[sizeof(a.at.host) - 1] = '\0';
+  return a;
+}
+
+/* The set-up record for a new process (role, id, epoch) of this job: the
+ * settings, the secret and every master's address as this master knows
+ * them (a master known dead with port 0). Takes st.lock, so the caller
+ * must not hold it. */
+void ftmw_launch_fill_setup(ftmw_setup *s, int role, int id, uint32_t epoch);
+
+/* Waits (st.lock held, released meanwhile) until p leaves LAUNCHING; one
+ * that has not joined by deadline (ftmw_now_ms) is declared failed and
+ * the failure logged. Returns 1 if p is alive. */
+int ftmw_launch_wait_joined_locked(struct ftmw_peer *p, uint64_t deadline);
 
 #endif

@@ -1,0 +1,331 @@
+/* Spawning over MPI (see spawn.h). */
+
+#include "ftmw_impl.h"
+#include "spawn.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define st ftmw_st
+
+/* Open MPI 4.1's mpirun can lose a new child's PMIx_Init when the spawn
+ * races with its handling of another child's death: the child then waits
+ * in MPI_Init, and MPI_Comm_spawn in PMIx_Lookup, both for ever (see
+ * docs/known-problems.md). No death can be ruled out during a spawn, so
+ * every spawn is bounded: MPI_Comm_spawn_multiple runs on a helper thread
+ * (MPI_THREAD_MULTIPLE), and a spawn not done by its deadline is abandoned
+ * (the thread is left blocked in MPI) and made again. Its processes are
+ * told the deadline in their environment: one that has not received its
+ * set-up record by then exits (setup_watchdog), so none is left waiting in
+ * MPI_Init to keep mpirun from ending. */
+enum { SPAWN_OK = 0, SPAWN_ERROR = -1, SPAWN_ABANDONED = 1 };
+
+static char exe_path[FTMW_PATH_MAX];
+static char **spawn_args;
+static int *placed_host; /* hostfile entry of each worker, or -1 */
+static MPI_Comm replica_comm[FTMW_MAX_MASTERS]; /* to each replica */
+static int thread_multiple;   /* a spawn may run on a helper thread */
+static int spawns_abandoned;  /* a helper thread may still be inside MPI */
+
+int ftmw_spawn_prepare(int *argc, char ***argv, int multiple) {
+  thread_multiple = multiple;
+  ssize_t n = readlink("/proc/self/exe", exe_path, sizeof(exe_path) - 1);
+  if (n <= 0) {
+    ftmw_log("cannot find this program's executable");
+    return -1;
+  }
+  exe_path[n] = '\0';
+  spawn_args = (argc && argv && *argc > 1) ? *argv + 1 : MPI_ARGV_NULL;
+  return 0;
+}
+
+int ftmw_spawn_wait_ms(int n) {
+  int64_t t = st.cfg.spawn_timeout_ms;
+  return (int)(t + t * n / 16);
+}
+
+typedef struct {
+  int n;
+  char **cmds, ***argvs;
+  int *one, *errcodes;
+  MPI_Info *infos;
+  MPI_Comm inter;
+  int mrc;
+  uv_mutex_t lock;
+  uv_cond_t cond;
+  int done, abandoned; /* under lock */
+} spawn_call;
+
+static void spawn_call_free(spawn_call *c) {
+  if (c == NULL)
+    return;
+  for (int i = 0; c->infos && i < c->n; i++)
+    if (c->infos[i] != MPI_INFO_NULL)
+      MPI_Info_free(&c->infos[i]);
+  free(c->cmds);
+  free(c->argvs);
+  free(c->one);
+  free(c->errcodes);
+  free(c->infos);
+  free(c);
+}
+
+/* The arguments of one MPI_Comm_spawn_multiple: n copies of this program,
+ * process i on hostfile entry hosts[i] (-1: anywhere), each given the
+ * environment env ("NAME=VALUE" lines). */
+static spawn_call *spawn_call_new(const int *hosts, int n, const char *env) {
+  spawn_call *c = calloc(1, sizeof(*c));
+  if (c == NULL)
+    return NULL;
+  c->n = n;
+  c->cmds = malloc((size_t)n * sizeof(*c->cmds));
+  c->argvs = malloc((size_t)n * sizeof(*c->argvs));
+  c->one = malloc((size_t)n * sizeof(*c->one));
+  c->errcodes = malloc((size_t)n * sizeof(*c->errcodes));
+  c->infos = malloc((size_t)n * sizeof(*c->infos));
+  if (!c->cmds || !c->argvs || !c->one || !c->errcodes || !c->infos) {
+    free(c->infos);
+    c->infos = NULL;
+    spawn_call_free(c);
+    return NULL;
+  }
+  for (int i = 0; i < n; i++) {
+    c->cmds[i] = exe_path;
+    c->argvs[i] = spawn_args;
+    c->one[i] = 1;
+    c->errcodes[i] = MPI_SUCCESS;
+    MPI_Info_create(&c->infos[i]);
+    MPI_Info_set(c->infos[i], "env", env); /* Open MPI's key */
+    if (hosts[i] >= 0)
+      MPI_Info_set(c->infos[i], "host", st.hosts.v[hosts[i]].name);
+  }
+  return c;
+}
+
+int ftmw_spawn_wait_flag_locked(uv_cond_t *cond, uv_mutex_t *lock,
+                                const int *flag, uint64_t deadline) {
+  while (!*flag) {
+    uint64_t now = uv_hrtime();
+    if (now >= deadline)
+      break;
+    uv_cond_timedwait(cond, lock, deadline - now);
+  }
+  return *flag;
+}
+
+static void spawn_call_run(spawn_call *c) {
+  c->mrc = MPI_Comm_spawn_multiple(c->n, c->cmds, c->argvs, c->one, c->infos,
+                                   0, MPI_COMM_SELF, &c->inter, c->errcodes);
+}
+
+static void spawn_thread(void *arg) {
+  spawn_call *c = arg;
+  spawn_call_run(c);
+  uv_mutex_lock(&c->lock);
+  c->done = 1;
+  int abandoned = c->abandoned;
+  uv_cond_signal(&c->cond);
+  uv_mutex_unlock(&c->lock);
+  if (abandoned) /* its processes, never sent a set-up record, exit */
+    spawn_call_free(c);
+}
+
+/* Makes the call c, waiting for it at most wait_ms. SPAWN_ABANDONED hands
+ * c over to the helper thread, which frees it when MPI returns. */
+static int spawn_call_bounded(spawn_call *c, int wait_ms) {
+  if (!thread_multiple) {
+    spawn_call_run(c);
+    return SPAWN_OK;
+  }
+  uv_thread_t tid;
+  int started = 0;
+  if (uv_mutex_init(&c->lock) == 0) {
+    if (uv_cond_init(&c->cond) == 0) {
+      started = uv_thread_create(&tid, spawn_thread, c) == 0;
+      if (!started)
+        uv_cond_destroy(&c->cond);
+    }
+    if (!started)
+      uv_mutex_destroy(&c->lock);
+  }
+  if (!started) {
+    ftmw_log("cannot start a thread to spawn on");
+    return SPAWN_ERROR;
+  }
+  uint64_t deadline = uv_hrtime() + (uint64_t)wait_ms * 1000000u;
+  uv_mutex_lock(&c->lock);
+  int done =
+      ftmw_spawn_wait_flag_locked(&c->cond, &c->lock, &c->done, deadline);
+  c->abandoned = !done;
+  uv_mutex_unlock(&c->lock);
+  if (!done) {
+    spawns_abandoned = 1;
+    return SPAWN_ABANDONED;
+  }
+  uv_thread_join(&tid);
+  uv_cond_destroy(&c->cond);
+  uv_mutex_destroy(&c->lock);
+  return SPAWN_OK;
+}
+
+/* Spawns n processes, process i for peers[i] (workers, or with role
+ * FTMW_ROLE_MASTER replicas) on hostfile entry hosts[i] (-1: anywhere), in
+ * one MPI_Comm_spawn_multiple, and sends each its set-up record. One call
+ * for all the workers at launch: no worker can start, and so die, while
+ * another is being spawned, and the launch takes one spawn's time instead
+ * of n. A replica's intercommunicator goes to *inter_out (n == 1).
+ * Returns SPAWN_OK, SPAWN_ERROR, or SPAWN_ABANDONED (see above). */
+static int spawn_peers(ftmw_peer **peers, const int *hosts, int n, int role,
+                       MPI_Comm *inter_out) {
+  int wait_ms = ftmw_spawn_wait_ms(n);
+  char env[96];
+  snprintf(env, sizeof(env), FTMW_SPAWN_WAIT_ENV "=%d%s", wait_ms,
+           role == FTMW_ROLE_WORKER && ftmw_fault_fires(FTMW_FAULT_SPAWN_STALL)
+               ? "\n" FTMW_SPAWN_STALL_ENV "=1" : "");
+  spawn_call *c = spawn_call_new(hosts, n, env);
+  if (c == NULL) {
+    ftmw_log("out of memory spawning %d processes", n);
+    return SPAWN_ERROR;
+  }
+  uint64_t t0 = uv_hrtime();
+  int rc = spawn_call_bounded(c, wait_ms);
+  double ms = (uv_hrtime() - t0) / 1e6;
+  if (rc == SPAWN_ABANDONED) {
+    ftmw_log("a spawn of %d %s%s did not complete in %d ms; abandoned "
+             "(FT_SPAWN_TIMEOUT_MS)", n, ftmw_role_name(role), n > 1 ? "s" : "",
+             wait_ms);
+    ftmw_trace("spawn_abandoned", "\"%s\":%d,\"processes\":%d,\"ms\":%.3f",
+               ftmw_role_name(role), peers[0]->id, n, ms);
+    return rc;
+  }
+  for (int i = 0; i < n && rc == SPAWN_OK; i++)
+    if (c->mrc != MPI_SUCCESS || c->errcodes[i] != MPI_SUCCESS) {
+      char msg[MPI_MAX_ERROR_STRING];
+      int len = 0;
+      MPI_Error_string(c->mrc != MPI_SUCCESS ? c->mrc : c->errcodes[i], msg, &len);
+      ftmw_log("cannot spawn %s %d%s%s: %s", ftmw_role_name(role), peers[i]->id,
+               hosts[i] >= 0 ? " on " : "",
+               hosts[i] >= 0 ? st.hosts.v[hosts[i]].name : "", msg);
+      rc = SPAWN_ERROR;
+    }
+  for (int i = 0; i < n && rc == SPAWN_OK; i++) {
+    ftmw_setup s;
+    ftmw_launch_fill_setup(&s, role, peers[i]->id, peers[i]->epoch);
+    if (MPI_Send(&s, sizeof(s), MPI_BYTE, i, FTMW_SETUP_TAG, c->inter) !=
+        MPI_SUCCESS)
+      rc = SPAWN_ERROR;
+    ftmw_trace("spawned", "\"%s\":%d,\"peer_epoch\":%u,\"host\":\"%s\",\"ms\":%.3f",
+               ftmw_role_name(role), peers[i]->id, peers[i]->epoch,
+               hosts[i] >= 0 ? st.hosts.v[hosts[i]].name : st.host, ms);
+  }
+  /* A worker's intercommunicator is never used again, and freeing or
+   * disconnecting it would involve the children: it is left alone. */
+  if (inter_out && rc == SPAWN_OK)
+    *inter_out = c->inter;
+  spawn_call_free(c);
+  return rc;
+}
+
+/* spawn_peers, made again while it is abandoned, up to FTMW_SPAWN_ATTEMPTS
+ * times (the launch: nothing else would start these processes). */
+static int spawn_peers_retried(ftmw_peer **peers, const int *hosts, int n,
+                               int role, MPI_Comm *inter_out) {
+  int rc = SPAWN_ABANDONED;
+  for (int a = 0; a < FTMW_SPAWN_ATTEMPTS && rc == SPAWN_ABANDONED; a++)
+    rc = spawn_peers(peers, hosts, n, role, inter_out);
+  if (rc == SPAWN_ABANDONED)
+    ftmw_log("cannot start the job: %d spawns of the %s%s abandoned",
+             FTMW_SPAWN_ATTEMPTS, ftmw_role_name(role), n > 1 ? "s" : "");
+  return rc;
+}
+
+int ftmw_spawn_recv_bounded(void *buf, int bytes, MPI_Comm comm, int wait_ms) {
+  MPI_Request req;
+  if (MPI_Irecv(buf, bytes, MPI_BYTE, 0, FTMW_SETUP_TAG, comm, &req) !=
+      MPI_SUCCESS)
+    return -1;
+  uint64_t deadline = ftmw_now_ms() + (uint64_t)wait_ms;
+  for (;;) {
+    int done = 0;
+    if (MPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+      return -1;
+    if (done)
+      return 0;
+    if (ftmw_now_ms() >= deadline) {
+      MPI_Cancel(&req);
+      MPI_Request_free(&req);
+      return -1;
+    }
+    uv_sleep(1);
+  }
+}
+
+int ftmw_spawn_place_workers(void) {
+  placed_host = calloc((size_t)st.W + 1, sizeof(int));
+  if (placed_host == NULL)
+    return -1;
+  for (int r = 1; r <= st.W; r++)
+    placed_host[r] = st.hosts.n ? ftmw_hosts_place(&st.hosts, r - 1) : -1;
+  return 0;
+}
+
+int ftmw_spawn_host_of(int r) { return placed_host[r]; }
+
+/* The replicas go on the hosts after the workers'. */
+int ftmw_spawn_replicas(ftmw_addr *at) {
+  for (int k = 1; k <= st.M; k++) {
+    ftmw_addr a;
+    int host = st.hosts.n ? ftmw_hosts_place(&st.hosts, st.W + k - 1) : -1;
+    st.masters[k].state = FTMW_PEER_LAUNCHING;
+    ftmw_peer *p = &st.masters[k];
+    if (spawn_peers_retried(&p, &host, 1, FTMW_ROLE_MASTER, &replica_comm[k]) != 0)
+      return -1;
+    if (ftmw_spawn_recv_bounded(&a, sizeof(a), replica_comm[k],
+                                ftmw_spawn_wait_ms(1)) != 0) {
+      ftmw_log("master replica %d died starting (no address in %d ms); the job "
+               "goes on without it", k, ftmw_spawn_wait_ms(1));
+      uv_mutex_lock(&st.lock);
+      ftmw_peer_failed_locked(p, 1, "died starting");
+      uv_mutex_unlock(&st.lock);
+      at[k].port = 0;
+      continue;
+    }
+    if (a.port <= 0) {
+      ftmw_log("master replica %d could not start listening", k);
+      return -1;
+    }
+    at[k] = ftmw_addr_ended(a);
+  }
+  for (int k = 1; k <= st.M; k++) {
+    if (st.masters[k].state == FTMW_PEER_FAILED)
+      continue;
+    ftmw_setup s;
+    ftmw_launch_fill_setup(&s, FTMW_ROLE_MASTER, k, 0);
+    if (MPI_Send(&s, sizeof(s), MPI_BYTE, 0, FTMW_SETUP_TAG, replica_comm[k]) !=
+        MPI_SUCCESS)
+      return -1;
+  }
+  return 0;
+}
+
+int ftmw_spawn_workers(void) {
+  ftmw_peer **workers = malloc((size_t)st.W * sizeof(*workers));
+  if (workers == NULL)
+    return -1;
+  for (int r = 1; r <= st.W; r++) {
+    st.workers[r].state = FTMW_PEER_LAUNCHING;
+    workers[r - 1] = &st.workers[r];
+  }
+  int rc = spawn_peers_retried(workers, placed_host + 1, st.W, FTMW_ROLE_WORKER, NULL);
+  free(workers);
+  return rc;
+}
+
+int ftmw_spawn_replacement(ftmw_peer *p, int host) {
+  placed_host[p->id] = host;
+  return spawn_peers(&p, &host, 1, FTMW_ROLE_WORKER, NULL);
+}
+
+int ftmw_spawn_abandoned(void) { return spawns_abandoned; }
