@@ -11,11 +11,6 @@
 #include <unistd.h>
 
 #define st ftmw_st
-#define SETUP_MAGIC 0x46544d53u
-
-/* Every master's listening address, in priority order: what each new
- * process (worker, spare, replacement) is told to connect to. */
-static ftmw_addr masters_at[FTMW_MAX_MASTERS];
 
 static const char *env_get(const char *name) { return getenv(name); }
 
@@ -98,52 +93,9 @@ static int resolve_self(void) {
   return 0;
 }
 
-static void apply_setup(const ftmw_setup *s) {
-  st.role = s->role;
-  st.id = s->id;
-  st.epoch = s->epoch;
-  st.W = s->W;
-  st.M = s->M;
-  st.S = s->S;
-  st.cfg = s->cfg;
-  memcpy(st.secret, s->secret, sizeof(st.secret));
-}
 
-/* This master's address, as the others are told it. */
-static void self_addr(ftmw_addr *a) {
-  memset(a, 0, sizeof(*a));
-  snprintf(a->ip, sizeof(a->ip), "%s", st.listen_ip);
-  a->port = st.listen_port;
-  a->at = *ftmw_transport_self();
-}
 
-/* Copies every master's address (masters_at) into s; a master
- * known dead is not worth a connection attempt (port 0). Takes st.lock:
- * the loop may be changing the masters' states. */
-static void put_masters(ftmw_setup *s) {
-  memcpy(s->masters, masters_at, sizeof(masters_at));
-  uv_mutex_lock(&st.lock);
-  for (int k = 0; k <= st.M && st.masters; k++)
-    if (st.masters[k].state == FTMW_PEER_FAILED)
-      s->masters[k].port = 0;
-  uv_mutex_unlock(&st.lock);
-}
 
-void ftmw_launch_fill_setup(ftmw_setup *s, int role, int id, uint32_t epoch) {
-  memset(s, 0, sizeof(*s));
-  s->magic = SETUP_MAGIC;
-  s->role = role;
-  s->id = id;
-  s->epoch = epoch;
-  s->W = st.W;
-  s->M = st.M;
-  s->S = st.S;
-  s->cfg = st.cfg;
-  memcpy(s->secret, st.secret, sizeof(s->secret));
-  if (st.id == 0 && st.role == FTMW_ROLE_MASTER)
-    self_addr(&masters_at[0]);
-  put_masters(s);
-}
 
 /* Reads and validates the settings (the process that launches the job). */
 static int read_config(int static_size) {
@@ -226,7 +178,7 @@ static int init_spawned_replica(MPI_Comm parent, ftmw_setup *s) {
     st.masters[k].state = FTMW_PEER_LAUNCHING;
   if (ftmw_spawn_place_workers() == 0 && resolve_self() == 0 &&
       ftmw_transport_start(1) == FT_SUCCESS)
-    self_addr(&a);
+    ftmw_setup_self_addr(&a);
   if (MPI_Send(&a, sizeof(a), MPI_BYTE, 0, FTMW_SETUP_TAG, parent) !=
           MPI_SUCCESS ||
       a.port <= 0)
@@ -237,11 +189,11 @@ static int init_spawned_replica(MPI_Comm parent, ftmw_setup *s) {
   int wait_ms =
       st.M * FTMW_SPAWN_ATTEMPTS * ftmw_spawn_wait_ms(1) + FTMW_LAUNCH_WAIT_MS;
   if (ftmw_spawn_recv_bounded(&all, sizeof(all), parent, wait_ms) != 0 ||
-      all.magic != SETUP_MAGIC)
+      all.magic != FTMW_SETUP_MAGIC)
     return -1;
   for (int k = 0; k < FTMW_MAX_MASTERS; k++)
-    masters_at[k] = ftmw_addr_ended(all.masters[k]);
-  put_masters(s);
+    ftmw_setup_masters()[k] = ftmw_addr_ended(all.masters[k]);
+  ftmw_setup_put_masters(s);
   return 0;
 }
 
@@ -252,7 +204,7 @@ static int init_spawn_primary(void) {
   st.id = 0;
   if (make_secret() != 0 || ftmw_transport_start(1) != FT_SUCCESS)
     return -1;
-  if (ftmw_spawn_place_workers() != 0 || ftmw_spawn_replicas(masters_at) != 0)
+  if (ftmw_spawn_place_workers() != 0 || ftmw_spawn_replicas(ftmw_setup_masters()) != 0)
     return -1;
   return ftmw_spawn_workers();
 }
@@ -280,16 +232,16 @@ static int init_static(int rank, int size, ftmw_setup *out) {
       for (int k = 1; k <= st.M; k++)
         st.masters[k].state = FTMW_PEER_LAUNCHING;
       uv_mutex_unlock(&st.lock);
-      ftmw_launch_fill_setup(&s, FTMW_ROLE_MASTER, 0, 0);
+      ftmw_setup_fill(&s, FTMW_ROLE_MASTER, 0, 0);
     }
-    s.magic = SETUP_MAGIC;
+    s.magic = FTMW_SETUP_MAGIC;
   }
   MPI_Bcast(&s, sizeof(s), MPI_BYTE, 0, MPI_COMM_WORLD);
-  if (s.magic != SETUP_MAGIC || s.status != 0)
+  if (s.magic != FTMW_SETUP_MAGIC || s.status != 0)
     return -1; /* rank 0 printed why */
   int rc = 1;
   if (rank != 0) {
-    apply_setup(&s);
+    ftmw_setup_apply(&s);
     if (rank <= st.W) {
       st.role = FTMW_ROLE_WORKER;
       st.id = rank;
@@ -325,12 +277,12 @@ static int init_static(int rank, int size, ftmw_setup *out) {
 
 /* Static mode with replicas: every rank learns every master's listening
  * address (one MPI_Allgather; a replica that could not listen sends port
- * 0 and the job stops). Fills s and masters_at. */
+ * 0 and the job stops). Fills s and the masters' addresses (setup.c). */
 static int gather_masters(int rank, int size, ftmw_setup *s) {
   ftmw_addr mine, *all = calloc((size_t)size, sizeof(*all));
   memset(&mine, 0, sizeof(mine));
   if (st.role == FTMW_ROLE_MASTER)
-    self_addr(&mine);
+    ftmw_setup_self_addr(&mine);
   int ok = all != NULL;
   if (MPI_Allgather(&mine, sizeof(mine), MPI_BYTE, all ? all : &mine,
                     sizeof(mine), MPI_BYTE, MPI_COMM_WORLD) != MPI_SUCCESS)
@@ -343,9 +295,9 @@ static int gather_masters(int rank, int size, ftmw_setup *s) {
       ok = 0;
       break;
     }
-    masters_at[k] = ftmw_addr_ended(all[r]);
+    ftmw_setup_masters()[k] = ftmw_addr_ended(all[r]);
   }
-  put_masters(s);
+  ftmw_setup_put_masters(s);
   free(all);
   return ok ? 0 : -1;
 }
@@ -506,11 +458,11 @@ int ftmw_launch_init(int *argc, char ***argv) {
     int got = MPI_Recv(&s, sizeof(s), MPI_BYTE, 0, FTMW_SETUP_TAG, parent,
                        MPI_STATUS_IGNORE);
     watchdog_stop();
-    if (got != MPI_SUCCESS || s.magic != SETUP_MAGIC) {
+    if (got != MPI_SUCCESS || s.magic != FTMW_SETUP_MAGIC) {
       ftmw_log("spawned process: no valid set-up record from the master");
       return -1;
     }
-    apply_setup(&s);
+    ftmw_setup_apply(&s);
     /* Armed as soon as the identity is known, for the setup point. */
     ftmw_fault_arm(st.cfg.fault, st.role == FTMW_ROLE_MASTER, st.id, st.epoch);
     ftmw_fault_hit(FTMW_FAULT_SETUP);

@@ -71,11 +71,29 @@ static inline ftmw_addr ftmw_addr_ended(ftmw_addr a) {
   return a;
 }
 
+/* setup.c: the set-up record. */
+#define FTMW_SETUP_MAGIC 0x46544d53u
+
 /* The set-up record for a new process (role, id, epoch) of this job: the
  * settings, the secret and every master's address as this master knows
  * them (a master known dead with port 0). Takes st.lock, so the caller
  * must not hold it. */
-void ftmw_launch_fill_setup(ftmw_setup *s, int role, int id, uint32_t epoch);
+void ftmw_setup_fill(ftmw_setup *s, int role, int id, uint32_t epoch);
+
+/* This master's address, as the others are told it. */
+void ftmw_setup_self_addr(ftmw_addr *a);
+
+/* Copies every master's address into s; a master known dead is not worth
+ * a connection attempt (port 0). Takes st.lock: the loop may be changing
+ * the masters' states. */
+void ftmw_setup_put_masters(ftmw_setup *s);
+
+/* Takes a received record's identity, sizes, settings and secret. */
+void ftmw_setup_apply(const ftmw_setup *s);
+
+/* Every master's listening address, in priority order ([FTMW_MAX_MASTERS]):
+ * what each new process is told to connect to. */
+ftmw_addr *ftmw_setup_masters(void);
 
 /* Waits (st.lock held, released meanwhile) until p leaves LAUNCHING; one
  * that has not joined by deadline (ftmw_now_ms) is declared failed and

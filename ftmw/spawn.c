@@ -212,7 +212,7 @@ static int spawn_peers(ftmw_peer **peers, const int *hosts, int n, int role,
     }
   for (int i = 0; i < n && rc == SPAWN_OK; i++) {
     ftmw_setup s;
-    ftmw_launch_fill_setup(&s, role, peers[i]->id, peers[i]->epoch);
+    ftmw_setup_fill(&s, role, peers[i]->id, peers[i]->epoch);
     if (MPI_Send(&s, sizeof(s), MPI_BYTE, i, FTMW_SETUP_TAG, c->inter) !=
         MPI_SUCCESS)
       rc = SPAWN_ERROR;
@@ -302,7 +302,7 @@ int ftmw_spawn_replicas(ftmw_addr *at) {
     if (st.masters[k].state == FTMW_PEER_FAILED)
       continue;
     ftmw_setup s;
-    ftmw_launch_fill_setup(&s, FTMW_ROLE_MASTER, k, 0);
+    ftmw_setup_fill(&s, FTMW_ROLE_MASTER, k, 0);
     if (MPI_Send(&s, sizeof(s), MPI_BYTE, 0, FTMW_SETUP_TAG, replica_comm[k]) !=
         MPI_SUCCESS)
       return -1;

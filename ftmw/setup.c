@@ -1,0 +1,56 @@
+/* The set-up record MPI carries to each new process (see launch.h). */
+#include "ftmw_impl.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define st ftmw_st
+
+/* Every master's listening address, in priority order: what each new
+ * process (worker, spare, replacement) is told to connect to. */
+static ftmw_addr masters_at[FTMW_MAX_MASTERS];
+
+ftmw_addr *ftmw_setup_masters(void) { return masters_at; }
+
+void ftmw_setup_apply(const ftmw_setup *s) {
+  st.role = s->role;
+  st.id = s->id;
+  st.epoch = s->epoch;
+  st.W = s->W;
+  st.M = s->M;
+  st.S = s->S;
+  st.cfg = s->cfg;
+  memcpy(st.secret, s->secret, sizeof(st.secret));
+}
+
+void ftmw_setup_self_addr(ftmw_addr *a) {
+  memset(a, 0, sizeof(*a));
+  snprintf(a->ip, sizeof(a->ip), "%s", st.listen_ip);
+  a->port = st.listen_port;
+  a->at = *ftmw_transport_self();
+}
+
+void ftmw_setup_put_masters(ftmw_setup *s) {
+  memcpy(s->masters, masters_at, sizeof(masters_at));
+  uv_mutex_lock(&st.lock);
+  for (int k = 0; k <= st.M && st.masters; k++)
+    if (st.masters[k].state == FTMW_PEER_FAILED)
+      s->masters[k].port = 0;
+  uv_mutex_unlock(&st.lock);
+}
+
+void ftmw_setup_fill(ftmw_setup *s, int role, int id, uint32_t epoch) {
+  memset(s, 0, sizeof(*s));
+  s->magic = FTMW_SETUP_MAGIC;
+  s->role = role;
+  s->id = id;
+  s->epoch = epoch;
+  s->W = st.W;
+  s->M = st.M;
+  s->S = st.S;
+  s->cfg = st.cfg;
+  memcpy(s->secret, st.secret, sizeof(s->secret));
+  if (st.id == 0 && st.role == FTMW_ROLE_MASTER)
+    ftmw_setup_self_addr(&masters_at[0]);
+  ftmw_setup_put_masters(s);
+}
