@@ -68,9 +68,9 @@ static int report_failure_locked(ftmw_peer *p, const char *call) {
 /* The error the API call named call reports when p, which it names,
  * cannot take part any more (st.lock held), or FT_SUCCESS. */
 static int peer_gone_locked(ftmw_peer *p, const char *call) {
-  if (p->state == FTMW_PEER_FAILED)
+  if (ftmw_peer_is_failed(p))
     return report_failure_locked(p, call);
-  if (p->state == FTMW_PEER_DONE || p->fin)
+  if (p->state == FTMW_PEER_FINISHED || p->fin)
     return FT_ERR_PEER_FINALIZED;
   return FT_SUCCESS;
 }
@@ -80,7 +80,7 @@ static int peer_gone_locked(ftmw_peer *p, const char *call) {
  * incarnation the primary's next ft_restore made, so that the calls that
  * follow agree. */
 static void await_gone_locked(ftmw_peer *p) {
-  while (p->state == FTMW_PEER_ALIVE && !p->fin && p->epoch == p->app_epoch)
+  while (ftmw_peer_is_up(p) && !p->fin && p->epoch == p->app_epoch)
     ftmw_wait_locked(-1);
 }
 
@@ -151,7 +151,7 @@ static void broadcast_locked(ftmw_peer *v, int from, int to, int type,
     return; /* peers see our close instead: they treat it as a failure */
   for (int i = 0; i < n; i++) {
     ftmw_peer *p = &v[from + i];
-    if (p->state != FTMW_PEER_ALIVE)
+    if (!ftmw_peer_is_up(p))
       continue;
     ftmw_op_frame(&ops[i], p, type, 0, flags, NULL, 0);
     ftmw_transport_submit(&ops[i], 1);
@@ -166,7 +166,7 @@ static void broadcast_locked(ftmw_peer *v, int from, int to, int type,
  * a master's own slot in st.masters is never alive). */
 static int finished_locked(const ftmw_peer *v, int from, int to) {
   for (int i = from; i <= to; i++)
-    if (v[i].state == FTMW_PEER_ALIVE && !v[i].fin)
+    if (ftmw_peer_is_up(&v[i]) && !v[i].fin)
       return 0;
   return 1;
 }
@@ -244,7 +244,7 @@ int ft_finalize(void) {
      * is primary (or every master is gone). */
     broadcast_locked(st.masters, 0, st.M, FTMW_FRAME_FIN, 0);
     ftmw_peer *m = &st.masters[st.primary];
-    while (m->state == FTMW_PEER_ALIVE && !m->bye) {
+    while (ftmw_peer_is_up(m) && !m->bye) {
       ftmw_wait_locked(-1);
       m = &st.masters[st.primary];
     }
@@ -279,10 +279,10 @@ static int send_data_locked(const char *call, ftmw_peer *p, uint64_t seq,
       return FT_SUCCESS;
     }
     if (!is_master()) {
-      while (p->state == FTMW_PEER_ALIVE) /* a failed write comes first */
+      while (ftmw_peer_is_up(p)) /* a failed write comes first */
         ftmw_wait_locked(-1);
       ftmw_peer *next = peer_of(0);
-      if (next != p && next->state == FTMW_PEER_ALIVE) {
+      if (next != p && ftmw_peer_is_up(next)) {
         p = next;
         continue;
       }
@@ -382,7 +382,7 @@ static int too_big(const ftmw_msg *m, size_t bytes, size_t size,
 /* Any worker with a failure no call has reported yet (st.lock held). */
 static ftmw_peer *unreported_worker_locked(void) {
   for (int r = 1; r <= st.W; r++)
-    if (st.workers[r].state == FTMW_PEER_FAILED && st.workers[r].unreported)
+    if (ftmw_peer_is_failed(&st.workers[r]) && st.workers[r].unreported)
       return &st.workers[r];
   return NULL;
 }
@@ -393,9 +393,9 @@ static int any_source_hopeless_locked(int *source) {
   int failed = 0;
   for (int r = st.W; r >= 1; r--) {
     const ftmw_peer *p = &st.workers[r];
-    if (p->state == FTMW_PEER_ALIVE && !p->fin)
+    if (ftmw_peer_is_up(p) && !p->fin)
       return FT_SUCCESS;
-    if (p->state == FTMW_PEER_FAILED) {
+    if (ftmw_peer_is_failed(p)) {
       failed = 1;
       *source = r;
     }
@@ -464,14 +464,14 @@ int ftmw_recv(const char *call, void *buf, int count, FT_Datatype type,
       uv_mutex_unlock(&st.lock);
       return deliver(m, kept, buf, size, status);
     }
-    if (decided && decided_seq != 0 && p->state == FTMW_PEER_ALIVE) {
+    if (decided && decided_seq != 0 && ftmw_peer_is_up(p)) {
       ftmw_wait_locked(-1); /* the copy is on its way */
       continue;
     }
     /* A master whose worker died before its copy came: the primary's
      * verdict says whether this call succeeded there (then its data is
      * queued here now) or reports the failure. */
-    if (p && is_master() && p->state == FTMW_PEER_FAILED && !verdict_asked &&
+    if (p && is_master() && ftmw_peer_is_failed(p) && !verdict_asked &&
         (!decided || decided_seq != 0)) {
       verdict_asked = 1;
       if (ftmw_rep_verdict(p))
@@ -630,7 +630,7 @@ int ft_waitany(int *rank) {
     }
     if (decided && decided_seq != 0) {
       ftmw_peer *p = &st.workers[decided_rank];
-      if (p->state == FTMW_PEER_FAILED && !verdict_asked) {
+      if (ftmw_peer_is_failed(p) && !verdict_asked) {
         verdict_asked = 1; /* its copy will not come: the primary's? */
         if (ftmw_rep_verdict(p))
           continue;
@@ -642,7 +642,7 @@ int ft_waitany(int *rank) {
       if (decided && (r != decided_rank || decided_seq != 0))
         continue; /* a replica reports only the failure the primary did */
       if (!decided && p->post.active &&
-          (p->state != FTMW_PEER_ALIVE || p->fin) && ftmw_rep_before(p)) {
+          (!ftmw_peer_is_up(p) || p->fin) && ftmw_rep_before(p)) {
         waited = 1; /* then look again: data may have come meanwhile */
         break;
       }
@@ -681,7 +681,7 @@ int ft_test(int rank) {
     if (failed)
       await_gone_locked(p);
   } else {
-    failed = p->state == FTMW_PEER_FAILED;
+    failed = ftmw_peer_is_failed(p);
     if (is_master())
       ftmw_rep_decide(FTMW_DECIDE_TEST, rank, (uint64_t)failed);
   }
@@ -706,7 +706,7 @@ int ft_testany(void) {
       await_gone_locked(&st.workers[found]);
   } else {
     for (int r = 1; r <= st.W && !found; r++)
-      if (st.workers[r].state == FTMW_PEER_FAILED)
+      if (ftmw_peer_is_failed(&st.workers[r]))
         found = r;
     ftmw_rep_decide(FTMW_DECIDE_TESTANY, found, 0);
   }
@@ -735,8 +735,8 @@ int ft_restore(int rank) {
   ftmw_rep_before(p); /* every replica is done with the old incarnation */
   /* Restored by an old primary that died before it could tell: the
    * replicas adopted the new incarnation, and so did this master. */
-  int adopted = p->state == FTMW_PEER_ALIVE && p->epoch != p->app_epoch;
-  int failed = p->state == FTMW_PEER_FAILED;
+  int adopted = ftmw_peer_is_up(p) && p->epoch != p->app_epoch;
+  int failed = ftmw_peer_is_failed(p);
   int dropped = failed ? ftmw_match_drop(p) : 0;
   p->unreported = 0;
   if (!failed && !adopted)

@@ -32,12 +32,15 @@
 
 #define FTMW_HIDDEN __attribute__((visibility("hidden")))
 
+/* A peer's lifecycle (peer.h: ftmw_peer_set_locked makes every change). */
 enum ftmw_peer_state {
   FTMW_PEER_NONE = 0,  /* slot not in use */
-  FTMW_PEER_LAUNCHING, /* started, not yet connected */
+  FTMW_PEER_JOINING,   /* started (or expected), not yet connected */
   FTMW_PEER_ALIVE,
-  FTMW_PEER_FAILED, /* crashed, silent, or unreachable: fenced */
-  FTMW_PEER_DONE    /* finished its ft_finalize and closed */
+  FTMW_PEER_SUSPECTED, /* alive, but silent for over half the timeout */
+  FTMW_PEER_FAILED,    /* crashed, unreachable, or never joined */
+  FTMW_PEER_FENCED,    /* declared failed while connected: told FENCE */
+  FTMW_PEER_FINISHED   /* ended its part (ft_finalize; a spare activated) */
 };
 
 enum ftmw_mode { FTMW_MODE_SPAWN = 1, FTMW_MODE_STATIC };
@@ -122,6 +125,21 @@ typedef struct ftmw_peer {
   ftmw_qnode held;    /* master with replicas: ftmw_msg.by_peer, DATA this
                          worker sent while this master was not primary */
 } ftmw_peer;
+
+/* The classes of peer states that callers ask about (st.lock held). */
+static inline int ftmw_peer_state_live(int s) { /* may still speak */
+  return s == FTMW_PEER_JOINING || s == FTMW_PEER_ALIVE ||
+         s == FTMW_PEER_SUSPECTED;
+}
+static inline int ftmw_peer_is_live(const ftmw_peer *p) {
+  return ftmw_peer_state_live(p->state);
+}
+static inline int ftmw_peer_is_up(const ftmw_peer *p) { /* joined, live */
+  return p->state == FTMW_PEER_ALIVE || p->state == FTMW_PEER_SUSPECTED;
+}
+static inline int ftmw_peer_is_failed(const ftmw_peer *p) {
+  return p->state == FTMW_PEER_FAILED || p->state == FTMW_PEER_FENCED;
+}
 
 struct ftmw_state {
   int initialized;

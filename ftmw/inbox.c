@@ -122,7 +122,7 @@ int ftmw_inbox_data(ftmw_conn *c, ftmw_peer *p, const ftmw_hdr *h,
   if (st.role == FTMW_ROLE_WORKER && p->kind == FTMW_ROLE_MASTER)
     for (int k = 0; k <= st.M; k++) {
       ftmw_peer *r = &st.masters[k];
-      if (r == p || r->conn == NULL || r->state != FTMW_PEER_ALIVE)
+      if (r == p || r->conn == NULL || !ftmw_peer_is_up(r))
         continue;
       ftmw_fault_hit(FTMW_FAULT_RECV_ACKED); /* once before each replica */
       ftmw_link_send(r->conn, FTMW_FRAME_ACKED, h->tag, h->seq, 0, NULL, 0);

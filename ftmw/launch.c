@@ -68,6 +68,20 @@ static int alloc_peers(void) {
   return 0;
 }
 
+/* A master expects every worker and spare, and the masters from
+ * first_master on, to connect to it. Takes st.lock: the listener may run
+ * already. */
+static void expect_peers(int first_master) {
+  uv_mutex_lock(&st.lock);
+  for (int r = 1; r <= st.W; r++)
+    ftmw_peer_set_locked(&st.workers[r], FTMW_PEER_JOINING, "expected");
+  for (int k = 0; k < st.S; k++)
+    ftmw_peer_set_locked(&st.spares[k], FTMW_PEER_JOINING, "expected");
+  for (int k = first_master; k <= st.M; k++)
+    ftmw_peer_set_locked(&st.masters[k], FTMW_PEER_JOINING, "expected");
+  uv_mutex_unlock(&st.lock);
+}
+
 /* The job secret: without the kernel's randomness there is no job. */
 static int make_secret(void) {
   int rc = uv_random(NULL, NULL, st.secret, sizeof(st.secret), 0, NULL);
@@ -147,7 +161,7 @@ static int read_config(int static_size) {
 /* --- waiting for processes to join --------------------------------------- */
 
 int ftmw_launch_wait_joined_locked(ftmw_peer *p, uint64_t deadline) {
-  while (p->state == FTMW_PEER_LAUNCHING) {
+  while (p->state == FTMW_PEER_JOINING) {
     uint64_t now = ftmw_now_ms();
     if (now >= deadline) {
       char why[64];
@@ -159,7 +173,7 @@ int ftmw_launch_wait_joined_locked(ftmw_peer *p, uint64_t deadline) {
     }
     ftmw_wait_locked((int64_t)(deadline - now));
   }
-  return p->state == FTMW_PEER_ALIVE;
+  return ftmw_peer_is_up(p);
 }
 
 /* --- spawn mode ---------------------------------------------------------- */
@@ -172,10 +186,7 @@ static int init_spawned_replica(MPI_Comm parent, ftmw_setup *s) {
   if (st.cfg.hostfile[0] &&
       ftmw_hosts_load(st.cfg.hostfile, &st.hosts, err, sizeof(err)) != 0)
     ftmw_log("FT_HOSTFILE: %s", err); /* then it restores on this host */
-  for (int r = 1; r <= st.W; r++)
-    st.workers[r].state = FTMW_PEER_LAUNCHING;
-  for (int k = st.id + 1; k <= st.M; k++)
-    st.masters[k].state = FTMW_PEER_LAUNCHING;
+  expect_peers(st.id + 1);
   if (ftmw_spawn_place_workers() == 0 && resolve_self() == 0 &&
       ftmw_transport_start(1) == FT_SUCCESS)
     ftmw_setup_self_addr(&a);
@@ -224,14 +235,7 @@ static int init_static(int rank, int size, ftmw_setup *out) {
              ftmw_transport_start(1) != FT_SUCCESS)
       s.status = 1;
     else {
-      uv_mutex_lock(&st.lock); /* the listener runs already */
-      for (int r = 1; r <= st.W; r++)
-        st.workers[r].state = FTMW_PEER_LAUNCHING;
-      for (int k = 0; k < st.S; k++)
-        st.spares[k].state = FTMW_PEER_LAUNCHING;
-      for (int k = 1; k <= st.M; k++)
-        st.masters[k].state = FTMW_PEER_LAUNCHING;
-      uv_mutex_unlock(&st.lock);
+      expect_peers(1); /* the listener runs already */
       ftmw_setup_fill(&s, FTMW_ROLE_MASTER, 0, 0);
     }
     s.magic = FTMW_SETUP_MAGIC;
@@ -258,12 +262,7 @@ static int init_static(int rank, int size, ftmw_setup *out) {
     else if (st.role == FTMW_ROLE_MASTER) {
       /* Who will connect to this replica: every worker and spare, and the
        * replicas after it; it connects to the masters before it. */
-      for (int r = 1; r <= st.W; r++)
-        st.workers[r].state = FTMW_PEER_LAUNCHING;
-      for (int k = 0; k < st.S; k++)
-        st.spares[k].state = FTMW_PEER_LAUNCHING;
-      for (int k = st.id + 1; k <= st.M; k++)
-        st.masters[k].state = FTMW_PEER_LAUNCHING;
+      expect_peers(st.id + 1);
       if (resolve_self() != 0 || ftmw_transport_start(1) != FT_SUCCESS)
         rc = -1;
     }
@@ -330,7 +329,7 @@ static int connect_masters(const ftmw_addr *m) {
       ftmw_log("bad master address %s:%d", mk.ip, (int)mk.port);
       return -1;
     }
-    st.masters[k].state = FTMW_PEER_LAUNCHING;
+    ftmw_peer_set_locked(&st.masters[k], FTMW_PEER_JOINING, "connecting");
     /* Where it runs, so that a silent master is judged by the usual
      * rules (its kernel's answer too) even before its WELCOME. */
     ftmw_peer_place_locked(&st.masters[k], &mk.at);
@@ -343,7 +342,7 @@ static int connect_masters(const ftmw_addr *m) {
              st.masters[k].bye;
     /* One that accepted us and died at once was reached too: a replica
      * then takes over from it, a worker joins the one that does. */
-    alive += st.masters[k].welcomed && st.masters[k].state == FTMW_PEER_FAILED;
+    alive += st.masters[k].welcomed && ftmw_peer_is_failed(&st.masters[k]);
   }
   int first = ftmw_first_live_master_locked(); /* a replica: perhaps itself */
   if (first >= 0)
@@ -361,7 +360,7 @@ static int connect_masters(const ftmw_addr *m) {
 static int spare_wait(void) {
   uv_mutex_lock(&st.lock);
   while (!st.activated && !st.masters[st.primary].bye &&
-         st.masters[st.primary].state == FTMW_PEER_ALIVE)
+         ftmw_peer_is_up(&st.masters[st.primary]))
     ftmw_wait_locked(-1); /* the primary may change meanwhile */
   int activated = st.activated, clean = st.masters[st.primary].bye_clean;
   uv_mutex_unlock(&st.lock);

@@ -32,6 +32,7 @@ struct ftmw_conn {
   int closing;
   int connecting; /* uv_tcp_connect pending: HELLO must be the first frame */
   int broken;     /* a read failed (EOF, reset): nothing more goes out */
+  int quiet;      /* silent past half the timeout (told on_quiet) */
   const char *reject; /* why an unauthenticated frame was refused */
   uint64_t opened_ms, last_rx_ms, last_tx_ms;
   /* The peer's kernel, asked while it is silent past the timeout (see
@@ -305,6 +306,13 @@ static void got_bytes(ftmw_conn *c, ssize_t nread) {
     return;
   c->last_rx_ms = now_ms();
   heard(c);
+  if (c->quiet && c->peer) {
+    c->quiet = 0;
+    if (c->link->ops->on_quiet)
+      c->link->ops->on_quiet(c->link->ctx, c, c->peer, 0, 0);
+    if (c->closing)
+      return;
+  }
   int rc = c->direct ? ftmw_reader_direct_done(&c->reader, (size_t)nread)
                      : ftmw_reader_feed(&c->reader, c->stage, (size_t)nread);
   if (rc == 0 || c->closing)
@@ -500,8 +508,9 @@ static void stalled(ftmw_link *l, uint64_t gap, uint64_t now, int known,
     c->opened_ms = later(c->opened_ms, gap, now);
     heard(c);
   }
-  l->ops->on_stalled(l->ctx, gap, now,
-                     gap + 2 * l->cfg.heartbeat_ms >= l->cfg.timeout_ms);
+  if (l->ops->on_stalled)
+    l->ops->on_stalled(l->ctx, gap, now,
+                       gap + 2 * l->cfg.heartbeat_ms >= l->cfg.timeout_ms);
   __atomic_add_fetch(&l->stalled_ms, gap, __ATOMIC_RELAXED);
   if (known)
     ftmw_trace("stalled", "\"ms\":%llu,\"cpu_ms\":%llu,\"runq_ms\":%llu",
@@ -561,9 +570,11 @@ static int spared(ftmw_conn *c, uint64_t silent, uint64_t to, uint64_t now,
   case FTMW_PROC_STARVED:
     if (!c->starved) {
       c->starved = 1;
-      char name[48];
+      char name[48] = "?";
+      if (l->ops->name)
+        l->ops->name(l->ctx, c->peer, name, sizeof(name));
       ftmw_trace("peer_starved", "\"peer\":\"%s\",\"pid\":%d,\"ms\":%llu",
-                 l->ops->name(l->ctx, c->peer, name, sizeof(name)),
+                 name,
                  (int)c->at->pid, (unsigned long long)silent);
     }
     return 1;
@@ -599,7 +610,8 @@ static void check_stall(ftmw_link *l, uint64_t now) {
 static void tick_cb(uv_timer_t *t) {
   ftmw_link *l = t->data;
   uint64_t hb = l->cfg.heartbeat_ms, to = l->cfg.timeout_ms;
-  l->ops->on_tick_start(l->ctx);
+  if (l->ops->on_tick_start)
+    l->ops->on_tick_start(l->ctx);
   uint64_t now = now_ms();
   check_stall(l, now);
   ftmw_qnode *n = ftmw_q_head(&l->conns);
@@ -628,10 +640,16 @@ static void tick_cb(uv_timer_t *t) {
       down(c, FTMW_DOWN_SILENT, why);
       continue;
     }
+    if (silent > to / 2 && !c->quiet) {
+      c->quiet = 1;
+      if (l->ops->on_quiet)
+        l->ops->on_quiet(l->ctx, c, c->peer, 1, silent);
+    }
     if (since(c->last_tx_ms, now) >= hb / 2 && !c->connecting)
       ftmw_link_send(c, FTMW_FRAME_HEARTBEAT, 0, 0, 0, NULL, 0);
   }
-  l->ops->on_tick(l->ctx, now);
+  if (l->ops->on_tick)
+    l->ops->on_tick(l->ctx, now);
 }
 
 /* --- the link ----------------------------------------------------------- */

@@ -47,6 +47,8 @@ enum ftmw_link_down {
   FTMW_DOWN_UNREACHED   /* connecting to it failed */
 };
 
+/* The upcalls; on_hello, on_frame and on_down are required, the others
+ * may be NULL. */
 typedef struct ftmw_link_ops {
   /* A HELLO with the job's secret came on unbound connection c: binds c
    * (ftmw_link_bind) and returns 0; refuses it with *reject set and
@@ -65,6 +67,10 @@ typedef struct ftmw_link_ops {
    * once or after a last frame. */
   void (*on_down)(void *ctx, ftmw_conn *c, void *peer, int why,
                   const char *text);
+  /* The peer bound to c has been silent for over half the timeout
+   * (quiet, silent_ms), or speaks again after that (!quiet). */
+  void (*on_quiet)(void *ctx, ftmw_conn *c, void *peer, int quiet,
+                   uint64_t silent_ms);
   /* The loop did not run for gap ms before now: every deadline has moved
    * on by it. long_stall: long enough for peers to have declared this
    * process failed. */

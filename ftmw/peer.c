@@ -17,8 +17,52 @@ const char *ftmw_peer_name(const ftmw_peer *p, char *buf, size_t len) {
   return buf;
 }
 
-int ftmw_peer_failed_locked(ftmw_peer *p, int report, const char *why) {
-  int live = p->state == FTMW_PEER_ALIVE || p->state == FTMW_PEER_LAUNCHING;
+static const char *const state_names[] = {
+    "none", "joining", "alive", "suspected", "failed", "fenced", "finished"};
+
+/* Whether the lifecycle lets a peer go from state from to state to. A
+ * failed or finished slot takes a new incarnation (restore, adoption); a
+ * peer never comes back to life in the same incarnation. */
+static int allowed(int from, int to) {
+  switch (to) {
+  case FTMW_PEER_JOINING: return !ftmw_peer_state_live(from);
+  case FTMW_PEER_ALIVE:
+    return from != FTMW_PEER_NONE && from != FTMW_PEER_ALIVE;
+  case FTMW_PEER_SUSPECTED: return from == FTMW_PEER_ALIVE;
+  case FTMW_PEER_FAILED:
+  case FTMW_PEER_FENCED:
+    return from != FTMW_PEER_FAILED && from != FTMW_PEER_FENCED;
+  case FTMW_PEER_FINISHED: return ftmw_peer_state_live(from);
+  default: return 0;
+  }
+}
+
+int ftmw_peer_set_locked(ftmw_peer *p, int to, const char *why) {
+  int from = p->state;
+  if (from == to)
+    return 0;
+  char name[32];
+  ftmw_peer_name(p, name, sizeof(name));
+  if (!allowed(from, to)) {
+    ftmw_trace("peer_state_refused",
+               "\"peer\":\"%s\",\"peer_epoch\":%u,\"from\":\"%s\",\"to\":\"%s\","
+               "\"why\":\"%s\"",
+               name, p->epoch, state_names[from], state_names[to],
+               why ? why : "");
+    return -1;
+  }
+  p->state = to;
+  ftmw_trace("peer_state",
+             "\"peer\":\"%s\",\"peer_epoch\":%u,\"from\":\"%s\",\"to\":\"%s\","
+             "\"why\":\"%s\"",
+             name, p->epoch, state_names[from], state_names[to], why ? why : "");
+  ftmw_loop_wake_locked();
+  return 0;
+}
+
+/* The failure of p (see peer.h): FAILED, or FENCED when told so. */
+static int fail_locked(ftmw_peer *p, int report, const char *why, int to) {
+  int live = ftmw_peer_is_live(p);
   if (live) {
     /* Traced before the state changes: an application call may report
      * the failure as soon as the lock is released, and the trace must
@@ -30,17 +74,21 @@ int ftmw_peer_failed_locked(ftmw_peer *p, int report, const char *why) {
     p->failed_at = uv_hrtime();
     st.failure_seen = 1;
   }
-  p->state = FTMW_PEER_FAILED;
+  if (!ftmw_peer_is_failed(p))
+    ftmw_peer_set_locked(p, to, why);
   if (report)
     p->unreported = 1;
   ftmw_loop_wake_locked();
   return live;
 }
 
+int ftmw_peer_failed_locked(ftmw_peer *p, int report, const char *why) {
+  return fail_locked(p, report, why, FTMW_PEER_FAILED);
+}
+
 int ftmw_all_masters_gone_locked(void) {
   for (int k = 0; k <= st.M; k++)
-    if (st.masters[k].state == FTMW_PEER_ALIVE ||
-        st.masters[k].state == FTMW_PEER_LAUNCHING)
+    if (ftmw_peer_is_live(&st.masters[k]))
       return 0;
   return 1;
 }
@@ -48,7 +96,7 @@ int ftmw_all_masters_gone_locked(void) {
 int ftmw_first_live_master_locked(void) {
   for (int k = 0; k <= st.M; k++)
     if ((st.role == FTMW_ROLE_MASTER && k == st.id) ||
-        st.masters[k].state == FTMW_PEER_ALIVE)
+        ftmw_peer_is_up(&st.masters[k]))
       return k;
   return -1;
 }
@@ -65,7 +113,7 @@ void ftmw_peer_place_locked(ftmw_peer *p, const ftmw_place *at) {
 static void tell_down(const ftmw_peer *p, uint32_t epoch) {
   for (int k = 0; k <= st.M; k++) {
     ftmw_peer *m = &st.masters[k];
-    if (k != st.id && m->conn != NULL && m->state == FTMW_PEER_ALIVE)
+    if (k != st.id && m->conn != NULL && ftmw_peer_is_up(m))
       ftmw_link_send(m->conn, FTMW_FRAME_DOWN, p->id, epoch, 0, NULL,
                 0);
   }
@@ -78,12 +126,16 @@ void ftmw_peer_down(ftmw_peer *p, int done, const char *why) {
   ftmw_peer_name(p, name, sizeof(name));
   uv_mutex_lock(&st.lock);
   int was = p->state;
+  int live = ftmw_peer_state_live(was);
   uint32_t epoch = p->epoch; /* a restore may bump it once we unlock */
-  if (was == FTMW_PEER_ALIVE || was == FTMW_PEER_LAUNCHING) {
+  /* A master tells a live peer that it may still reach, before closing. */
+  int fence = !done && live && c != NULL && ftmw_link_readable_by_peer(c) &&
+              st.role == FTMW_ROLE_MASTER;
+  if (live) {
     if (done)
-      p->state = FTMW_PEER_DONE;
+      ftmw_peer_set_locked(p, FTMW_PEER_FINISHED, why);
     else
-      ftmw_peer_failed_locked(p, 1, why);
+      fail_locked(p, 1, why, fence ? FTMW_PEER_FENCED : FTMW_PEER_FAILED);
     int next = !done && p->kind == FTMW_ROLE_MASTER && p->id == st.primary
                    ? ftmw_first_live_master_locked()
                    : -1;
@@ -100,11 +152,9 @@ void ftmw_peer_down(ftmw_peer *p, int done, const char *why) {
                    : 0;
   ftmw_loop_wake_locked();
   uv_mutex_unlock(&st.lock);
-  int live = was == FTMW_PEER_ALIVE || was == FTMW_PEER_LAUNCHING;
   ftmw_inbox_drop_held(p);
   if (c) {
-    if (!done && live && ftmw_link_readable_by_peer(c) &&
-        st.role == FTMW_ROLE_MASTER)
+    if (fence)
       ftmw_link_send(c, FTMW_FRAME_FENCE, 0, 0, 0, NULL, 0);
     p->conn = NULL; /* the FENCE goes out before the close */
     ftmw_link_close(c);

@@ -9,6 +9,13 @@
 /* "worker 3", "master 1", "spare 0". Returns buf. */
 const char *ftmw_peer_name(const ftmw_peer *p, char *buf, size_t len);
 
+/* Moves p to state to (FTMW_PEER_*), for why (a text for the trace, or
+ * NULL): the one place a peer's state changes, traced once
+ * ("peer_state"). A change the lifecycle forbids is refused, traced
+ * "peer_state_refused" (a bug: the job tests fail on it), and returns -1;
+ * the same state again is no change. st.lock held. */
+int ftmw_peer_set_locked(ftmw_peer *p, int to, const char *why);
+
 /* The one way a peer becomes FAILED (st.lock held), whether its
  * connection broke or went silent (peer_down in transport.c, which also
  * closes and fences it) or it never connected (launch, restore). A live

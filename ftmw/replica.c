@@ -33,7 +33,7 @@ static int is_primary_with_replicas(void) {
 }
 
 static int replica_alive(int k) {
-  return k != st.id && st.masters[k].state == FTMW_PEER_ALIVE;
+  return k != st.id && ftmw_peer_is_up(&st.masters[k]);
 }
 
 /* Sends a frame without ACK to master k and waits until it is written. */
@@ -79,7 +79,7 @@ static int exchange_ended(ftmw_peer *p, int ok, ftmw_msg *m) {
   ftmw_msg_free(p->kept);
   p->kept = ok ? m : NULL;
   if (ftmw_is_replica() &&
-      st.masters[st.primary].state == FTMW_PEER_ALIVE)
+      ftmw_peer_is_up(&st.masters[st.primary]))
     send_master(st.primary, FTMW_FRAME_DONE, p->id, 0, p->calls, NULL, 0);
   /* A primary can now answer SUSPECTs of this exchange; a master that
    * became primary takes over. */
@@ -157,7 +157,7 @@ static void primary_changed(void) {
   }
   for (int r = 1; r <= st.W; r++)
     if (st.workers[r].calls > 0 &&
-        st.masters[st.primary].state == FTMW_PEER_ALIVE)
+        ftmw_peer_is_up(&st.masters[st.primary]))
       send_master(st.primary, FTMW_FRAME_DONE, r, 0, st.workers[r].calls,
                   NULL, 0);
 }
@@ -207,8 +207,8 @@ int ftmw_rep_verdict(ftmw_peer *p) {
 
 int ftmw_rep_send(ftmw_peer *p, uint64_t seq) {
   while (p->acked_seq < seq) {
-    if (p->state != FTMW_PEER_ALIVE)
-      return p->state == FTMW_PEER_FAILED ? FT_ERR_PEER_FAILED
+    if (!ftmw_peer_is_up(p))
+      return ftmw_peer_is_failed(p) ? FT_ERR_PEER_FAILED
                                           : FT_ERR_PEER_FINALIZED;
     if (!ftmw_is_replica())
       return FTMW_REP_SEND_SELF;
@@ -224,7 +224,7 @@ void ftmw_rep_copy(int acker, int tag, uint64_t seq, const void *buf,
   /* One master after the other, so that a death between two copies
    * (fault point send.copy, hit before each) reaches exactly the first. */
   for (int k = 0; k <= st.M; k++) {
-    if (k == acker || st.masters[k].state != FTMW_PEER_ALIVE)
+    if (k == acker || !ftmw_peer_is_up(&st.masters[k]))
       continue;
     ftmw_fault_hit(FTMW_FAULT_SEND_COPY);
     ftmw_op op = {.out = {.seq = seq}};
@@ -318,14 +318,15 @@ int ftmw_rep_follow_restore(ftmw_peer *p, uint64_t v) {
   uint64_t deadline = ftmw_now_ms() + FTMW_LAUNCH_WAIT_MS;
   while (p->epoch < e) {
     uint64_t now = ftmw_now_ms();
-    if (sp != NULL ? sp->state != FTMW_PEER_ALIVE : now >= deadline)
+    if (sp != NULL ? !ftmw_peer_is_up(sp) : now >= deadline)
       break;
     ftmw_wait_locked(sp != NULL ? -1 : (int64_t)(deadline - now));
   }
   if (p->epoch < e) { /* it died before it reached this master */
     ftmw_match_drop(p);
     p->epoch = e;
-    p->state = FTMW_PEER_LAUNCHING; /* the incarnation the primary made */
+    /* the incarnation the primary made */
+    ftmw_peer_set_locked(p, FTMW_PEER_JOINING, "restored by the primary");
     ftmw_peer_failed_locked(p, 1, "died before it reached this master");
   }
   p->app_epoch = e;

@@ -51,7 +51,7 @@ static int restore_spawn(ftmw_peer *p) {
     }
     uv_mutex_lock(&st.lock);
     p->epoch++;
-    p->state = FTMW_PEER_LAUNCHING;
+    ftmw_peer_set_locked(p, FTMW_PEER_JOINING, "restoring by spawn");
     uv_mutex_unlock(&st.lock);
     int ok = 0;
     p->from_spare = 0;
@@ -74,14 +74,14 @@ static int restore_spare(ftmw_peer *p) {
   for (int k = 0; k < st.S; k++) {
     ftmw_peer *sp = &st.spares[k];
     uv_mutex_lock(&st.lock);
-    int idle = sp->state == FTMW_PEER_ALIVE &&
+    int idle = ftmw_peer_is_up(sp) &&
                !(st.hosts.n && ftmw_hosts_is_failed(&st.hosts, sp->at.host));
     if (!idle) {
       uv_mutex_unlock(&st.lock);
       continue;
     }
     p->epoch++;
-    p->state = FTMW_PEER_LAUNCHING;
+    ftmw_peer_set_locked(p, FTMW_PEER_JOINING, "restoring on a spare");
     p->from_spare = k + 1;
     ftmw_op op = {.kind = FTMW_OP_ACTIVATE, .peer = sp, .target = p};
     ftmw_transport_submit(&op, 1);

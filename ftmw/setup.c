@@ -34,7 +34,7 @@ void ftmw_setup_put_masters(ftmw_setup *s) {
   memcpy(s->masters, masters_at, sizeof(masters_at));
   uv_mutex_lock(&st.lock);
   for (int k = 0; k <= st.M && st.masters; k++)
-    if (st.masters[k].state == FTMW_PEER_FAILED)
+    if (ftmw_peer_is_failed(&st.masters[k]))
       s->masters[k].port = 0;
   uv_mutex_unlock(&st.lock);
 }

@@ -278,8 +278,10 @@ int ftmw_spawn_replicas(ftmw_addr *at) {
   for (int k = 1; k <= st.M; k++) {
     ftmw_addr a;
     int host = st.hosts.n ? ftmw_hosts_place(&st.hosts, st.W + k - 1) : -1;
-    st.masters[k].state = FTMW_PEER_LAUNCHING;
     ftmw_peer *p = &st.masters[k];
+    uv_mutex_lock(&st.lock); /* the listener runs */
+    ftmw_peer_set_locked(p, FTMW_PEER_JOINING, "spawning");
+    uv_mutex_unlock(&st.lock);
     if (spawn_peers_retried(&p, &host, 1, FTMW_ROLE_MASTER, &replica_comm[k]) != 0)
       return -1;
     if (ftmw_spawn_recv_bounded(&a, sizeof(a), replica_comm[k],
@@ -299,7 +301,7 @@ int ftmw_spawn_replicas(ftmw_addr *at) {
     at[k] = ftmw_addr_ended(a);
   }
   for (int k = 1; k <= st.M; k++) {
-    if (st.masters[k].state == FTMW_PEER_FAILED)
+    if (ftmw_peer_is_failed(&st.masters[k]))
       continue;
     ftmw_setup s;
     ftmw_setup_fill(&s, FTMW_ROLE_MASTER, k, 0);
@@ -314,10 +316,12 @@ int ftmw_spawn_workers(void) {
   ftmw_peer **workers = malloc((size_t)st.W * sizeof(*workers));
   if (workers == NULL)
     return -1;
+  uv_mutex_lock(&st.lock); /* the listener runs */
   for (int r = 1; r <= st.W; r++) {
-    st.workers[r].state = FTMW_PEER_LAUNCHING;
+    ftmw_peer_set_locked(&st.workers[r], FTMW_PEER_JOINING, "spawning");
     workers[r - 1] = &st.workers[r];
   }
+  uv_mutex_unlock(&st.lock);
   int rc = spawn_peers_retried(workers, placed_host + 1, st.W, FTMW_ROLE_WORKER, NULL);
   free(workers);
   return rc;

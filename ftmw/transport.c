@@ -69,7 +69,7 @@ static void adopt(ftmw_conn *c, ftmw_peer *w, uint32_t e, int from_spare,
   uv_mutex_lock(&st.lock);
   int dropped = ftmw_match_drop(w);
   w->epoch = e;
-  w->state = FTMW_PEER_ALIVE;
+  ftmw_peer_set_locked(w, FTMW_PEER_ALIVE, "adopted");
   w->fin = 0;
   w->from_spare = from_spare;
   ftmw_peer_place_locked(w, at);
@@ -97,7 +97,7 @@ static int on_hello(void *ctx, ftmw_conn *c, const ftmw_hello *hello,
     return -1;
   }
   uv_mutex_lock(&st.lock);
-  int ok = p->state == FTMW_PEER_LAUNCHING && p->epoch == m.epoch && p->conn == NULL;
+  int ok = p->state == FTMW_PEER_JOINING && p->epoch == m.epoch && p->conn == NULL;
   /* A master with replicas meets a worker the primary spawned by
    * ft_restore: a later incarnation than it knows. */
   int later = st.M > 0 && m.role == FTMW_ROLE_WORKER && m.epoch > p->epoch &&
@@ -117,9 +117,9 @@ static int on_hello(void *ctx, ftmw_conn *c, const ftmw_hello *hello,
    * killed just after ft_init has still welcomed everyone. */
   send_welcome(c);
   uv_mutex_lock(&st.lock);
-  ok = p->state == FTMW_PEER_LAUNCHING; /* not given up on meanwhile */
+  ok = p->state == FTMW_PEER_JOINING; /* not given up on meanwhile */
   if (ok) {
-    p->state = FTMW_PEER_ALIVE;
+    ftmw_peer_set_locked(p, FTMW_PEER_ALIVE, "joined");
     ftmw_peer_place_locked(p, &m.at);
     ftmw_loop_wake_locked();
   }
@@ -149,7 +149,7 @@ static void on_activate(ftmw_conn *c, ftmw_peer *p, const ftmw_hdr *h) {
    * it: replicas adopt the connection as the new incarnation. */
   for (int k = 0; k <= st.M; k++) {
     ftmw_peer *m = &st.masters[k];
-    if (m == p || (m->conn != NULL && m->state == FTMW_PEER_ALIVE))
+    if (m == p || (m->conn != NULL && ftmw_peer_is_up(m)))
       ftmw_link_send(m == p ? c : m->conn, FTMW_FRAME_ACTIVATED, h->tag,
                      h->seq, 0, NULL, 0);
   }
@@ -197,7 +197,7 @@ static int on_adopt(ftmw_conn *c, ftmw_peer *sp, const ftmw_hdr *h) {
     return 1;
   }
   uv_mutex_lock(&st.lock);
-  sp->state = FTMW_PEER_DONE;
+  ftmw_peer_set_locked(sp, FTMW_PEER_FINISHED, "activated");
   uv_mutex_unlock(&st.lock);
   sp->conn = NULL;
   adopt(c, &st.workers[r], e, sp->id + 1, &sp->at, 0);
@@ -326,8 +326,10 @@ static void fenced(const ftmw_peer *m) {
     if (h->type == FTMW_FRAME_WELCOME)
       ftmw_peer_place_locked(p, &at);
     p->welcomed = 1;
-    if (p->state == FTMW_PEER_LAUNCHING)
-      p->state = FTMW_PEER_ALIVE;
+    if (p->state == FTMW_PEER_JOINING)
+      ftmw_peer_set_locked(p, FTMW_PEER_ALIVE, h->type == FTMW_FRAME_WELCOME
+                                                   ? "welcomed"
+                                                   : "activated");
     ftmw_loop_wake_locked();
     uv_mutex_unlock(&st.lock);
     return 0;
@@ -353,7 +355,7 @@ static void fenced(const ftmw_peer *m) {
     ftmw_peer *w = &st.workers[h->tag];
     uv_mutex_lock(&st.lock);
     int live = w->epoch == (uint32_t)h->seq &&
-               (w->state == FTMW_PEER_ALIVE || w->state == FTMW_PEER_LAUNCHING);
+               ftmw_peer_is_live(w);
     uv_mutex_unlock(&st.lock);
     if (live)
       ftmw_peer_down(w, 0, "declared failed by the primary");
@@ -419,6 +421,24 @@ static void on_down(void *ctx, ftmw_conn *c, void *peer, int why,
   ftmw_peer_down(p, done, text);
 }
 
+/* Suspected: silent for over half the timeout; alive again when heard. */
+static void on_quiet(void *ctx, ftmw_conn *c, void *peer, int quiet,
+                     uint64_t silent_ms) {
+  (void)ctx;
+  (void)c;
+  ftmw_peer *p = peer;
+  uv_mutex_lock(&st.lock);
+  if (quiet && p->state == FTMW_PEER_ALIVE) {
+    char why[48];
+    snprintf(why, sizeof(why), "silent for %llu ms",
+             (unsigned long long)silent_ms);
+    ftmw_peer_set_locked(p, FTMW_PEER_SUSPECTED, why);
+  } else if (!quiet && p->state == FTMW_PEER_SUSPECTED) {
+    ftmw_peer_set_locked(p, FTMW_PEER_ALIVE, "heard again");
+  }
+  uv_mutex_unlock(&st.lock);
+}
+
 static void on_stalled(void *ctx, uint64_t gap, uint64_t now, int long_stall) {
   (void)ctx;
   /* Long enough to have been declared failed: what the masters said comes
@@ -480,6 +500,7 @@ static const ftmw_link_ops link_ops = {
     .on_hello = on_hello,
     .on_frame = on_frame,
     .on_down = on_down,
+    .on_quiet = on_quiet,
     .on_stalled = on_stalled,
     .on_tick_start = on_tick_start,
     .on_tick = on_tick,
@@ -502,7 +523,7 @@ static void do_frame(ftmw_op *op) {
   ftmw_conn *c = p->conn;
   uv_mutex_lock(&st.lock);
   int ok = c != NULL && ftmw_link_open(c) && p->epoch == op->epoch &&
-           (p->state == FTMW_PEER_ALIVE || p->state == FTMW_PEER_LAUNCHING);
+           ftmw_peer_is_live(p);
   uv_mutex_unlock(&st.lock);
   if (ok)
     ftmw_link_write(c, &op->out);
@@ -539,7 +560,7 @@ static void do_activate(ftmw_op *op) {
   }
   ftmw_link_send(c, FTMW_FRAME_ACTIVATE, w->id, w->epoch, 0, NULL, 0);
   uv_mutex_lock(&st.lock);
-  sp->state = FTMW_PEER_DONE;
+  ftmw_peer_set_locked(sp, FTMW_PEER_FINISHED, "activated");
   ftmw_peer_place_locked(w, &sp->at);
   uv_mutex_unlock(&st.lock);
   sp->conn = NULL;
