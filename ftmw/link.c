@@ -161,6 +161,9 @@ void ftmw_link_write(ftmw_conn *c, ftmw_out *o) {
   }
   /* After out_finish the caller may return and free o: read it first. */
   int want_ack = o->want_ack;
+  /* Linked while it awaits its ACK, else self-linked: a failed write
+   * unlinks it either way. */
+  ftmw_q_init(&o->node);
   if (want_ack)
     ftmw_q_insert_tail(&c->unacked, &o->node);
   c->last_tx_ms = now_ms();
