@@ -189,8 +189,8 @@ extern FTMW_HIDDEN struct ftmw_state ftmw_st;
 FTMW_HIDDEN int ftmw_fail(int code);
 FTMW_HIDDEN void ftmw_ok(void);
 
-/* api.c: the data-path calls behind ft_* and ms_*. call names the API
- * call for traces ("ft_send", "ms_send", "ms_restore", ...). */
+/* api.c (send) and recv.c: the data-path calls behind ft_* and ms_*.
+ * call names the API call for traces ("ft_send", "ms_send", ...). */
 FTMW_HIDDEN int ftmw_send(const char *call, const void *buf, int count,
                           FT_Datatype type, int dest, int tag);
 FTMW_HIDDEN int ftmw_recv(const char *call, void *buf, int count,
@@ -199,14 +199,6 @@ FTMW_HIDDEN int ftmw_recv(const char *call, void *buf, int count,
 FTMW_HIDDEN int ftmw_irecv(const char *call, void *buf, int count,
                            FT_Datatype type, int source, int tag);
 FTMW_HIDDEN int ftmw_wait(const char *call, int rank);
-/* The worker a master-only call names, or NULL with the error set. */
-FTMW_HIDDEN ftmw_peer *ftmw_master_peer(int rank);
-/* Fills *status (if not NULL). */
-FTMW_HIDDEN void ftmw_set_status(FT_Status *status, int source, int tag,
-                                 int count, int error);
-/* Checks a buffer description; its size in bytes goes to *bytes. */
-FTMW_HIDDEN int ftmw_check_buffer(const void *buf, int count,
-                                  FT_Datatype type, size_t *bytes);
 
 /* Identity on the wire of this process and of a peer. */
 FTMW_HIDDEN uint32_t ftmw_self_pid(void);

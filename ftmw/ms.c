@@ -7,7 +7,7 @@
  * untouched, so a bad argument never costs the previous instance of a
  * cycle. The record is allocated before the operation, so that a message
  * that went out is never left unlogged for want of memory. */
-#include "ftmw_impl.h"
+#include "calls.h"
 
 #define st ftmw_st
 

@@ -1,0 +1,110 @@
+/* What the API calls share (see calls.h). Application thread only. */
+#include "calls.h"
+
+#include <stdio.h>
+
+#define st ftmw_st
+
+int ftmw_is_master(void) { return st.role == FTMW_ROLE_MASTER; }
+
+/* The peer a call names: a worker rank from a master, rank 0 (the primary
+ * master) from a worker. NULL, with the error set, for a bad rank. */
+ftmw_peer *ftmw_peer_of(int rank) {
+  if (ftmw_is_master()) {
+    if (rank >= 1 && rank <= st.W)
+      return &st.workers[rank];
+  } else if (rank == 0) {
+    /* Written by the loop under st.lock; read here also without it, to
+     * check a rank: a call that goes on reads it again under the lock. */
+    return &st.masters[__atomic_load_n(&st.primary, __ATOMIC_RELAXED)];
+  }
+  ftmw_fail(FT_ERR_RANK);
+  return NULL;
+}
+
+/* For the master-only calls that name one worker: the worker's peer, or
+ * NULL with the error set (not initialized, not a master, bad rank). */
+ftmw_peer *ftmw_master_peer(int rank) {
+  if (!st.initialized)
+    ftmw_fail(FT_ERR_NOT_INITIALIZED);
+  else if (!ftmw_is_master())
+    ftmw_fail(FT_ERR_ROLE);
+  else
+    return ftmw_peer_of(rank);
+  return NULL;
+}
+
+/* Checks a buffer description; returns its size in bytes via *bytes. */
+int ftmw_check_buffer(const void *buf, int count, FT_Datatype type,
+                      size_t *bytes) {
+  size_t size = ft_type_size(type);
+  if (size == 0)
+    return FT_ERR_TYPE;
+  if (count < 0)
+    return FT_ERR_COUNT;
+  if (buf == NULL && count > 0)
+    return FT_ERR_BUFFER;
+  *bytes = (size_t)count * size;
+  if (*bytes > st.cfg.max_message)
+    return FT_ERR_TOO_BIG;
+  return FT_SUCCESS;
+}
+
+/* Reports p's failure from the API call named call (st.lock held): clears
+ * p's pending report and traces the call's name, so that a test can check
+ * which call heard of a failure. Returns the error. */
+int ftmw_report_failure_locked(ftmw_peer *p, const char *call) {
+  p->unreported = 0;
+  ftmw_trace("failure_reported",
+             "\"peer\":\"%s %d\",\"call\":\"%s\",\"latency_ms\":%.3f",
+             ftmw_role_name(p->kind), p->id, call,
+             (uv_hrtime() - p->failed_at) / 1e6);
+  return p->kind == FTMW_ROLE_MASTER ? FT_ERR_NO_MASTER : FT_ERR_PEER_FAILED;
+}
+
+/* The error the API call named call reports when p, which it names,
+ * cannot take part any more (st.lock held), or FT_SUCCESS. */
+int ftmw_peer_gone_locked(ftmw_peer *p, const char *call) {
+  if (ftmw_peer_is_failed(p))
+    return ftmw_report_failure_locked(p, call);
+  if (p->state == FTMW_PEER_FINISHED || p->fin)
+    return FT_ERR_PEER_FINALIZED;
+  return FT_SUCCESS;
+}
+
+/* A replica told by the primary that worker p failed waits until it sees
+ * it too (it will: the worker is gone), or sees p replaced by the
+ * incarnation the primary's next ft_restore made, so that the calls that
+ * follow agree. */
+void ftmw_await_gone_locked(ftmw_peer *p) {
+  while (ftmw_peer_is_up(p) && !p->fin && p->epoch == p->app_epoch)
+    ftmw_wait_locked(-1);
+}
+
+/* A replica's call reports the failure (or end) of p that the primary's
+ * same call reported. */
+int ftmw_decided_gone_locked(ftmw_peer *p, const char *call) {
+  ftmw_await_gone_locked(p);
+  int rc = ftmw_peer_gone_locked(p, call);
+  return rc != FT_SUCCESS ? rc : ftmw_report_failure_locked(p, call);
+}
+
+/* With FT_TRACE_DATA=N, every Nth data message this process sends or
+ * receives is traced (application thread only). */
+void ftmw_trace_data(const char *event, int peer, int tag, size_t bytes) {
+  static unsigned long count;
+  if (st.cfg.trace_data > 0 && ftmw_trace_enabled() &&
+      ++count % (unsigned long)st.cfg.trace_data == 0)
+    ftmw_trace(event, "\"peer\":%d,\"tag\":%d,\"bytes\":%zu", peer, tag,
+               bytes);
+}
+
+void ftmw_set_status(FT_Status *status, int source, int tag, int count,
+                     int error) {
+  if (status) {
+    status->source = source;
+    status->tag = tag;
+    status->count = count;
+    status->error = error;
+  }
+}

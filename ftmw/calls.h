@@ -1,0 +1,50 @@
+/* What the API calls (api.c, recv.c, ms.c) share: naming a peer,
+ * checking arguments, reporting a peer's failure once, and status.
+ * Application thread only; _locked: st.lock held. */
+#ifndef FTMW_CALLS_H
+#define FTMW_CALLS_H
+
+#include "ftmw_impl.h"
+
+/* This process is a master. */
+int ftmw_is_master(void);
+
+/* The peer a call names: a worker rank from a master, rank 0 (the primary
+ * master) from a worker. NULL, with the error set, for a bad rank. */
+ftmw_peer *ftmw_peer_of(int rank);
+
+/* The worker a master-only call names, or NULL with the error set (not
+ * initialized, not a master, bad rank). */
+ftmw_peer *ftmw_master_peer(int rank);
+
+/* Checks a buffer description; its size in bytes goes to *bytes. Returns
+ * FT_SUCCESS or the FT_ERR_* code. */
+int ftmw_check_buffer(const void *buf, int count, FT_Datatype type,
+                      size_t *bytes);
+
+/* Reports p's failure from the API call named call: clears p's pending
+ * report and traces the call's name (failure_reported). Returns the
+ * error. */
+int ftmw_report_failure_locked(ftmw_peer *p, const char *call);
+
+/* The error the call named call reports when p, which it names, cannot
+ * take part any more, or FT_SUCCESS. */
+int ftmw_peer_gone_locked(ftmw_peer *p, const char *call);
+
+/* A replica told by the primary that worker p failed waits until it sees
+ * it too, or sees p replaced by the primary's next ft_restore. */
+void ftmw_await_gone_locked(ftmw_peer *p);
+
+/* A replica's call reports the failure (or end) of p that the primary's
+ * same call reported. */
+int ftmw_decided_gone_locked(ftmw_peer *p, const char *call);
+
+/* With FT_TRACE_DATA=N, every Nth data message sent or received is
+ * traced. */
+void ftmw_trace_data(const char *event, int peer, int tag, size_t bytes);
+
+/* Fills *status (if not NULL). */
+void ftmw_set_status(FT_Status *status, int source, int tag, int count,
+                     int error);
+
+#endif
