@@ -27,7 +27,6 @@ static int with_replicas(void) {
   return st.M > 0 && st.role == FTMW_ROLE_MASTER;
 }
 
-
 static int is_primary_with_replicas(void) {
   return with_replicas() && st.id == st.primary;
 }
@@ -36,13 +35,29 @@ static int replica_alive(int k) {
   return k != st.id && ftmw_peer_is_up(&st.masters[k]);
 }
 
-/* Sends a frame without ACK to master k and waits until it is written. */
-static void send_master(int k, int type, int tag, unsigned flags, uint64_t seq,
-                        const void *data, size_t len) {
+/* The transport, as the protocol uses it (see ftmw_rep_link). */
+static void transport_send(int k, int type, int tag, unsigned flags,
+                           uint64_t seq, const void *data, size_t len) {
   ftmw_op op = {.out = {.seq = seq}};
   ftmw_op_frame(&op, &st.masters[k], type, tag, flags, data, len);
   ftmw_transport_submit(&op, 1);
   ftmw_op_wait_locked(&op);
+}
+
+static const ftmw_rep_link transport_link = {
+    .send = transport_send,
+    .wait_locked = ftmw_transport_wait_locked,
+};
+static const ftmw_rep_link *link_ = &transport_link;
+
+void ftmw_rep_use_link(const ftmw_rep_link *l) {
+  link_ = l != NULL ? l : &transport_link;
+}
+
+/* Sends a frame without ACK to master k and waits until it is written. */
+static void send_master(int k, int type, int tag, unsigned flags, uint64_t seq,
+                        const void *data, size_t len) {
+  link_->send(k, type, tag, flags, seq, data, len);
 }
 
 /* A replica whose program did not make the call the primary decided: it
@@ -227,10 +242,7 @@ void ftmw_rep_copy(int acker, int tag, uint64_t seq, const void *buf,
     if (k == acker || !ftmw_peer_is_up(&st.masters[k]))
       continue;
     ftmw_fault_hit(FTMW_FAULT_SEND_COPY);
-    ftmw_op op = {.out = {.seq = seq}};
-    ftmw_op_frame(&op, &st.masters[k], FTMW_FRAME_COPY, tag, 0, buf, len);
-    ftmw_transport_submit(&op, 1);
-    ftmw_op_wait_locked(&op);
+    send_master(k, FTMW_FRAME_COPY, tag, 0, seq, buf, len);
   }
 }
 
@@ -339,5 +351,5 @@ int ftmw_wait_locked(int64_t ms) {
    * writes, and a wake-up meant for the caller may have come meanwhile. */
   if (ftmw_rep_serve() > 0)
     return 0;
-  return ftmw_transport_wait_locked(ms);
+  return link_->wait_locked(ms);
 }

@@ -12,6 +12,22 @@ struct ftmw_peer;
 struct ftmw_msg;
 struct ftmw_decision;
 
+/* What the protocol needs of the transport: the transport itself, or a
+ * fake in the unit tests (tests/test_replica.c). st.lock held on entry
+ * and return of both. */
+typedef struct ftmw_rep_link {
+  /* Writes a frame without ACK to master k (this process's view of it,
+   * st.masters[k]) and waits until it is written or k has failed. */
+  void (*send)(int k, int type, int tag, unsigned flags, uint64_t seq,
+               const void *data, size_t len);
+  /* Runs until anything changes that a caller may wait for, or for at
+   * most ms (forever if ms < 0). Returns 0 on a change, -1 on timeout. */
+  int (*wait_locked)(int64_t ms);
+} ftmw_rep_link;
+
+/* Makes the protocol use l (NULL: the transport, the default). */
+void ftmw_rep_use_link(const ftmw_rep_link *l);
+
 
 /* Primary: before an exchange with worker p, whatever its outcome (data,
  * or p's failure reported), waits until every live replica has reported
