@@ -1,15 +1,12 @@
-/* Internal umbrella header: every module of the library includes this.
- *
- * Data path: ft_send (api.c) builds a frame on the caller's stack, queues
- * it on st.submit and waits (transport.c): waiting, it runs the process's
- * libuv loop itself, which writes the frame and reads the peer's ACK.
- * Inbound frames are reassembled by wire.c, DATA is queued by transport.c
- * into the peer's inbox (queue.c matches it), and ft_recv takes it from
- * there. While no call waits, the I/O thread runs the loop.
+/* Internal umbrella header: the process's state record and the types the
+ * layers share. docs/architecture.md maps the modules, who owns which
+ * state, and a message's path from ft_send (api.c) through the transport
+ * (transport.c), the link (link.c) and the loop (loop.c) to ft_recv
+ * (recv.c).
  *
  * Locking: one mutex, st.lock, guards everything both threads touch (peer
- * states, inboxes, op flags, the submission queue). The libuv loop and the
- * connections belong to whichever thread runs the loop (transport.c: one
+ * states, inboxes, op outcomes, the submission queue). The libuv loop and
+ * the connections belong to whichever thread runs the loop (loop.c: one
  * at a time); a call waits by running it, so nothing needs waking. Nothing
  * calls user code. */
 #ifndef FTMW_IMPL_H
