@@ -1,6 +1,6 @@
 /* What this host's kernel says of a process running on it: the second
  * opinion the failure detector asks before it declares a silent peer on
- * this host failed (transport.c, tick_cb). Reads /proc only; the caller
+ * this host failed (link.c, tick_cb). Reads /proc only; the caller
  * keeps what one look saw for the next (ftmw_proc_sample). */
 #ifndef FTMW_LOCALPROC_H
 #define FTMW_LOCALPROC_H

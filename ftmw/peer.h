@@ -17,7 +17,7 @@ const char *ftmw_peer_name(const ftmw_peer *p, char *buf, size_t len);
 int ftmw_peer_set_locked(ftmw_peer *p, int to, const char *why);
 
 /* The one way a peer becomes FAILED (st.lock held), whether its
- * connection broke or went silent (peer_down in transport.c, which also
+ * connection broke or went silent (ftmw_peer_down, which also
  * closes and fences it) or it never connected (launch, restore). A live
  * or launching peer's failure is traced with why and timed; report says
  * that the application must hear of it (a call that names p reports it).

@@ -250,7 +250,7 @@ static int on_replica_frame(ftmw_peer *p, const ftmw_hdr *h) {
   return !ok;
 }
 
-/* FENCE from master m: it declared this process failed (see peer_down),
+/* FENCE from master m: it declared this process failed (ftmw_peer_down),
  * and the job has gone on without it, a worker restored elsewhere, a
  * master replaced by the next in line. The process leaves at once, as if
  * it had crashed (no exit handler: a master does not write the job's
