@@ -263,6 +263,11 @@ int ftmw_rep_primary_call(void) {
 void ftmw_rep_decide(int kind, int rank, uint64_t value) {
   if (!is_primary_with_replicas())
     return;
+  /* A master that has just taken over resends the old primary's last
+   * decision first: a replica that missed it would take a new one for
+   * out of order. */
+  if (st.primary != st.seen_primary)
+    primary_changed();
   flush_primary_call(); /* decisions go out in the order they were made */
   ftmw_decision d = {.kind = kind, .rank = rank, .value = value,
                      .number = ++st.dec_taken};
