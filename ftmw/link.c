@@ -51,10 +51,10 @@ struct ftmw_conn {
 typedef struct {
   uv_write_t req;
   size_t len;
-  uint8_t buf[FTMW_HDR_SIZE + FTMW_HELLO_SIZE];
+  uint8_t buf[FTMW_HDR_SIZE + FTMW_LINK_CTRL_MAX];
 } ctrl_write;
-_Static_assert(FTMW_WELCOME_SIZE <= FTMW_HELLO_SIZE,
-               "the largest control frame is a HELLO");
+_Static_assert(FTMW_WELCOME_SIZE <= FTMW_LINK_CTRL_MAX,
+               "a WELCOME is a control frame");
 
 static uint64_t now_ms(void) { return uv_hrtime() / 1000000u; }
 
@@ -118,7 +118,12 @@ static void write_small(ftmw_conn *c, const uint8_t *buf, size_t len) {
 
 void ftmw_link_send(ftmw_conn *c, int type, int tag, uint64_t seq,
                     unsigned flags, const void *payload, size_t len) {
-  uint8_t buf[FTMW_HDR_SIZE + FTMW_HELLO_SIZE];
+  uint8_t buf[FTMW_HDR_SIZE + FTMW_LINK_CTRL_MAX];
+  if (len > FTMW_LINK_CTRL_MAX) { /* a bug in the caller: refused whole */
+    ftmw_log("internal error: a %zu-byte control frame (type %d)", len, type);
+    down(c, FTMW_DOWN_REFUSED, "internal error: control frame too long");
+    return;
+  }
   ftmw_hdr h = {.type = (uint8_t)type,
                 .flags = (uint16_t)flags,
                 .src = c->link->self_pid,
@@ -457,11 +462,6 @@ static void on_connect(uv_connect_t *req, int status) {
     return;
   }
   conn_ready(c);
-  ftmw_hello m = c->link->self;
-  memcpy(m.secret, c->link->cfg.secret, sizeof(m.secret));
-  uint8_t payload[FTMW_HELLO_SIZE];
-  ftmw_wire_encode_hello(payload, &m);
-  ftmw_link_send(c, FTMW_FRAME_HELLO, 0, 0, 0, payload, sizeof(payload));
 }
 
 int ftmw_link_connect(ftmw_link *l, const struct sockaddr *addr, void *peer,
@@ -479,6 +479,18 @@ int ftmw_link_connect(ftmw_link *l, const struct sockaddr *addr, void *peer,
     ftmw_link_close(c);
     return rc;
   }
+  /* HELLO goes first: libuv writes what is queued once connected, in
+   * order, so it precedes anything the owner writes from now on. Written
+   * unbound, so that a HELLO that cannot be queued closes c here. */
+  ftmw_hello m = l->self;
+  memcpy(m.secret, l->cfg.secret, sizeof(m.secret));
+  uint8_t payload[FTMW_HELLO_SIZE];
+  ftmw_wire_encode_hello(payload, &m);
+  c->peer = NULL;
+  ftmw_link_send(c, FTMW_FRAME_HELLO, 0, 0, 0, payload, sizeof(payload));
+  if (c->closing)
+    return UV_ENOMEM;
+  c->peer = peer;
   *out = c;
   return 0;
 }
@@ -669,6 +681,8 @@ void ftmw_link_init(ftmw_link *l, uv_loop_t *loop, uv_mutex_t *lock,
   ftmw_q_init(&l->conns);
   uv_timer_init(loop, &l->tick);
   l->tick.data = l;
+  /* A loop that does not run before the first tick has stalled too. */
+  l->last_tick = now_ms();
   uv_timer_start(&l->tick, tick_cb, cfg->heartbeat_ms, cfg->heartbeat_ms);
 }
 

@@ -58,7 +58,7 @@ typedef struct ftmw_link_ops {
                   const char **reject);
   /* A frame on connection c bound to peer (neither HELLO nor heartbeat).
    * payload (NULL when h->len is 0) is the data of an ftmw_msg
-   * (match.h), the callee's to keep or free. Returns non-zero when c was
+   * (msg.h), the callee's to keep or free. Returns non-zero when c was
    * closed meanwhile. */
   int (*on_frame)(void *ctx, ftmw_conn *c, void *peer, const ftmw_hdr *h,
                   void *payload);
@@ -132,8 +132,10 @@ void ftmw_link_set_self(ftmw_link *l, const ftmw_hello *self, uint32_t pid);
 int ftmw_link_listen(ftmw_link *l, const char *ip, int *port);
 
 /* Connects to addr, bound to peer already (see ftmw_link_bind); HELLO
- * goes first. Returns 0, or a libuv error code with nothing left open. A
- * later failure comes as on_down(FTMW_DOWN_UNREACHED). */
+ * goes first, ahead of anything written on it later. Returns 0, or a
+ * libuv error code with nothing left open. A refused connection comes
+ * later as on_down(FTMW_DOWN_UNREACHED); one still not made after the
+ * timeout, as FTMW_DOWN_SILENT (the peer is judged from the start). */
 int ftmw_link_connect(ftmw_link *l, const struct sockaddr *addr, void *peer,
                       uint32_t pid, const ftmw_place *at, ftmw_conn **out);
 
@@ -152,14 +154,19 @@ void ftmw_link_close(ftmw_conn *c);
 int ftmw_link_open(const ftmw_conn *c);
 int ftmw_link_readable_by_peer(const ftmw_conn *c);
 
+/* The largest payload of a control frame (ftmw_link_send): a HELLO. */
+#define FTMW_LINK_CTRL_MAX FTMW_HELLO_SIZE
+
 /* Writes a control frame (no ACK; a copy is kept if the socket does not
- * take it at once) to c's peer. */
+ * take it at once) to c's peer; its payload is at most
+ * FTMW_LINK_CTRL_MAX bytes (a longer one is a bug: c's peer is then
+ * reported down, FTMW_DOWN_REFUSED). */
 void ftmw_link_send(ftmw_conn *c, int type, int tag, uint64_t seq,
                     unsigned flags, const void *payload, size_t len);
 
 /* Writes o (its header encoded, bufs set) on c; o is done once written,
  * or failed when c fails first. With want_ack it waits on c for the ACK
- * of o->seq (ftmw_link_acked). */
+ * of o->seq (ftmw_link_acked), which must be the seq in o's header. */
 void ftmw_link_write(ftmw_conn *c, ftmw_out *o);
 
 /* The ACK of seq came on c: the oldest frame awaiting one must be it.
