@@ -396,6 +396,7 @@ void ftmw_link_bind(ftmw_conn *c, void *peer, uint32_t pid,
   c->peer = peer;
   c->pid = pid;
   c->at = at;
+  c->quiet = 0; /* a new peer is judged afresh */
   c->reader.max_payload = c->link->cfg.max_message;
 }
 
@@ -456,6 +457,7 @@ static void on_connect(uv_connect_t *req, int status) {
     return;
   c->connecting = 0;
   if (status < 0) {
+    c->broken = 1; /* nothing reaches it: no FENCE either */
     char why[96];
     snprintf(why, sizeof(why), "cannot connect: %s", uv_strerror(status));
     down(c, FTMW_DOWN_UNREACHED, why);
@@ -646,6 +648,7 @@ static void tick_cb(uv_timer_t *t) {
     if (silent > to && unread(c)) {
       c->last_rx_ms = now;
       heard(c);
+      silent = 0;
     } else if (silent > to && !spared(c, silent, to, now, &verdict)) {
       char why[80];
       snprintf(why, sizeof(why), "silent for %llu ms%s%s",

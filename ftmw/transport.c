@@ -574,14 +574,16 @@ static void do_connect(ftmw_op *op) {
 static void do_activate(ftmw_op *op) {
   ftmw_peer *sp = op->peer, *w = op->target;
   ftmw_conn *c = sp->conn;
-  if (c == NULL || !ftmw_link_open(c)) {
+  if (c != NULL && ftmw_link_open(c))
+    ftmw_link_send(c, FTMW_FRAME_ACTIVATE, w->id, w->epoch, 0, NULL, 0);
+  /* c is freed only by a later pass of the loop: still readable here. */
+  if (c == NULL || !ftmw_link_open(c)) { /* gone, or ACTIVATE not queued */
     uv_mutex_lock(&st.lock);
     ftmw_peer_failed_locked(w, 0, "its spare is gone");
     uv_mutex_unlock(&st.lock);
     op_finish(op, 1);
     return;
   }
-  ftmw_link_send(c, FTMW_FRAME_ACTIVATE, w->id, w->epoch, 0, NULL, 0);
   uv_mutex_lock(&st.lock);
   ftmw_peer_set_locked(sp, FTMW_PEER_FINISHED, "activated");
   ftmw_peer_place_locked(w, &sp->at);
