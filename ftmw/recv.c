@@ -59,66 +59,127 @@ static int any_source_hopeless_locked(int *source) {
   return failed ? FT_ERR_PEER_FAILED : FT_ERR_PEER_FINALIZED;
 }
 
-int ftmw_recv(const char *call, void *buf, int count, FT_Datatype type,
-              int source, int tag, FT_Status *status) {
-  ftmw_set_status(status, source, tag, 0, FT_SUCCESS);
-  if (!st.initialized)
-    return ftmw_fail(FT_ERR_NOT_INITIALIZED);
-  size_t bytes;
-  int rc = ftmw_check_buffer(buf, count, type, &bytes);
-  if (rc == FT_SUCCESS && tag < 0 && tag != FT_ANY_TAG)
-    rc = FT_ERR_TAG;
-  if (rc != FT_SUCCESS) {
-    ftmw_set_status(status, source, tag, 0, rc);
-    return ftmw_fail(rc);
+/* What a receive waits for: a message from one source, from any worker
+ * (FT_ANY_SOURCE), or for any of the posted receives (ft_waitany). */
+enum { FROM_ONE, FROM_ANY, FROM_POSTED };
+
+typedef struct {
+  const char *call;
+  int from;     /* FROM_* */
+  ftmw_peer *p; /* FROM_ONE: the source (a worker's: the primary) */
+  int tag;      /* FROM_ONE, FROM_ANY */
+  void *buf;    /* FROM_ONE, FROM_ANY: the caller's buffer... */
+  size_t bytes, size; /* ...its size, and its type's */
+  FT_Status *status;
+  int rank; /* out: the source completed, or whose failure is reported */
+} recv_want;
+
+/* The buffer a message from worker r goes to, and its sizes. */
+static void *buffer_for(const recv_want *w, int r, size_t *bytes,
+                        size_t *size) {
+  if (w->from != FROM_POSTED) {
+    *bytes = w->bytes;
+    *size = w->size;
+    return w->buf;
   }
-  size_t size = ft_type_size(type);
-  ftmw_peer *p = NULL;
-  if (source != FT_ANY_SOURCE || !ftmw_is_master()) {
-    p = ftmw_peer_of(source == FT_ANY_SOURCE ? 0 : source);
-    if (p == NULL) {
-      ftmw_set_status(status, source, tag, 0, FT_ERR_RANK);
-      return 0;
+  const ftmw_peer *p = &st.workers[r];
+  *size = ft_type_size(p->post.type);
+  *bytes = (size_t)p->post.count * *size;
+  return p->post.buf;
+}
+
+/* Nothing w waits for is queued and no decision says which source: the
+ * failure a call of this kind reports now (st.lock held), for the worker
+ * in w->rank, or FT_SUCCESS (wait on). *again: it waited for the
+ * replicas first (look again: data may have come meanwhile). */
+static int undecided_failure_locked(recv_want *w, int *again) {
+  *again = 0;
+  if (w->from == FROM_ANY) {
+    w->rank = 0;
+    ftmw_peer *u = unreported_worker_locked();
+    if (u && ftmw_rep_before(u)) {
+      *again = 1;
+      return FT_SUCCESS;
+    }
+    int rc = u ? ftmw_peer_gone_locked(u, w->call)
+               : any_source_hopeless_locked(&w->rank);
+    if (u)
+      w->rank = u->id;
+    if (rc == FT_ERR_PEER_FAILED) /* replicas report it too */
+      ftmw_rep_decide(FTMW_DECIDE_RECV, w->rank, 0);
+    return rc;
+  }
+  for (int r = 1; r <= st.W; r++) { /* FROM_POSTED */
+    ftmw_peer *p = &st.workers[r];
+    if (!p->post.active)
+      continue;
+    if ((!ftmw_peer_is_up(p) || p->fin) && ftmw_rep_before(p)) {
+      *again = 1;
+      return FT_SUCCESS;
+    }
+    int rc = ftmw_peer_gone_locked(p, w->call);
+    if (rc != FT_SUCCESS) {
+      ftmw_rep_decide(FTMW_DECIDE_RECV, r, 0);
+      w->rank = r;
+      return rc;
     }
   }
-  ftmw_fault_hit(FTMW_FAULT_RECV_ENTER);
-  uv_mutex_lock(&st.lock);
-  /* A replica takes the message the primary's FT_ANY_SOURCE receive took,
-   * or reports the failure it reported. */
-  int decided = 0, decided_rank = 0, verdict_asked = 0;
+  return FT_SUCCESS;
+}
+
+/* The one receive completion, behind ft_recv, ft_wait and ft_waitany
+ * (st.lock held on entry, not on return). With master replicas it is one
+ * exchange of the lock-step: a receive from several sources follows the
+ * primary's decision of which message it took (or which failure it
+ * reported), or decides it; the exchange is counted and its data kept
+ * (ftmw_rep_after); a replica whose source failed asks the primary's
+ * verdict. Returns the count received, or -1 with the error set; w->rank
+ * says which source. */
+static int complete(recv_want *w) {
+  ftmw_peer *p = w->p;
+  int decided = 0, verdict_asked = 0, decided_rank = 0;
   uint64_t decided_seq = 0;
-  if (p == NULL &&
+  if (w->from != FROM_ONE &&
       ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &decided_rank, &decided_seq)) {
     decided = 1;
     p = &st.workers[decided_rank];
   }
-  if (p && ftmw_is_master())
+  if (p && ftmw_is_master() && w->from != FROM_POSTED)
     ftmw_rep_before(p);
   for (;;) {
     if (!ftmw_is_master())
       p = ftmw_peer_of(0); /* the primary may change while we wait */
-    ftmw_msg *m = decided ? (decided_seq ? ftmw_match_seq(p, decided_seq) : NULL)
-                  : p     ? ftmw_match_peer(ftmw_is_master() ? p : &st.masters[0], tag)
-                          : ftmw_match_any(&st.arrivals, tag);
-    /* FT_ANY_SOURCE in the primary: an exchange with m's sender. */
-    if (m != NULL && p == NULL && ftmw_rep_before(&st.workers[m->source]))
+    ftmw_msg *m =
+        decided ? (decided_seq ? ftmw_match_seq(p, decided_seq) : NULL)
+        : w->from == FROM_ONE
+            ? ftmw_match_peer(ftmw_is_master() ? p : &st.masters[0], w->tag)
+        : w->from == FROM_ANY
+            ? ftmw_match_any(&st.arrivals, w->tag)
+            : ftmw_match_posted(&st.arrivals, st.workers, st.W);
+    /* From several sources, in the primary: an exchange with m's sender. */
+    if (m != NULL && !decided && w->from != FROM_ONE &&
+        ftmw_rep_before(&st.workers[m->source]))
       continue;
     if (m != NULL) {
-      if (too_big(m, bytes, size, status)) {
+      size_t bytes, size;
+      void *buf = buffer_for(w, m->source, &bytes, &size);
+      w->rank = m->source;
+      if (too_big(m, bytes, size, w->status)) {
         if (decided) /* the retry with a larger buffer takes it */
           ftmw_rep_unfollow(FTMW_DECIDE_RECV, decided_rank, decided_seq);
         uv_mutex_unlock(&st.lock);
-        return ftmw_fail(FT_ERR_TRUNCATE);
+        ftmw_fail(FT_ERR_TRUNCATE);
+        return -1;
       }
       ftmw_match_take(m);
       int kept = 0;
       if (ftmw_is_master()) {
-        if (source == FT_ANY_SOURCE && !decided)
+        if (w->from != FROM_ONE && !decided)
           ftmw_rep_decide(FTMW_DECIDE_RECV, m->source, m->seq);
         kept = ftmw_rep_after(&st.workers[m->source], m);
       }
       uv_mutex_unlock(&st.lock);
-      return deliver(m, kept, buf, size, status);
+      return deliver(m, kept, buf, size, w->status);
     }
     if (decided && decided_seq != 0 && ftmw_peer_is_up(p)) {
       ftmw_wait_locked(-1); /* the copy is on its way */
@@ -133,33 +194,58 @@ int ftmw_recv(const char *call, void *buf, int count, FT_Datatype type,
       if (ftmw_rep_verdict(p))
         continue;
     }
-    int failed_rank = p ? p->id : 0;
-    if (p && decided && decided_seq == 0)
-      rc = ftmw_decided_gone_locked(p, call);
-    else if (p)
-      rc = ftmw_peer_gone_locked(p, call);
-    else {
-      ftmw_peer *u = unreported_worker_locked();
-      if (u && ftmw_rep_before(u))
-        continue;
-      if (u) {
-        failed_rank = u->id;
-        rc = ftmw_peer_gone_locked(u, call);
-      } else
-        rc = any_source_hopeless_locked(&failed_rank);
-      if (rc == FT_ERR_PEER_FAILED) /* replicas report it too */
-        ftmw_rep_decide(FTMW_DECIDE_RECV, failed_rank, 0);
-    }
-    if (rc != FT_SUCCESS) {
-      if (p && ftmw_is_master() && rc == FT_ERR_PEER_FAILED &&
+    int rc;
+    if (p) { /* one source, or the one the primary's call reported */
+      w->rank = p->id;
+      rc = decided && decided_seq == 0 ? ftmw_decided_gone_locked(p, w->call)
+                                       : ftmw_peer_gone_locked(p, w->call);
+      if (rc == FT_ERR_PEER_FAILED && ftmw_is_master() &&
           (!decided || decided_seq != 0))
         ftmw_rep_failed(p);
+    } else {
+      int again;
+      rc = undecided_failure_locked(w, &again);
+      if (again)
+        continue;
+    }
+    if (rc != FT_SUCCESS) {
       uv_mutex_unlock(&st.lock);
-      ftmw_set_status(status, failed_rank, tag, 0, rc);
-      return ftmw_fail(rc);
+      ftmw_set_status(w->status, w->rank, w->tag, 0, rc);
+      ftmw_fail(rc);
+      return -1;
     }
     ftmw_wait_locked(-1);
   }
+}
+
+int ftmw_recv(const char *call, void *buf, int count, FT_Datatype type,
+              int source, int tag, FT_Status *status) {
+  ftmw_set_status(status, source, tag, 0, FT_SUCCESS);
+  if (!st.initialized)
+    return ftmw_fail(FT_ERR_NOT_INITIALIZED);
+  size_t bytes;
+  int rc = ftmw_check_buffer(buf, count, type, &bytes);
+  if (rc == FT_SUCCESS && tag < 0 && tag != FT_ANY_TAG)
+    rc = FT_ERR_TAG;
+  if (rc != FT_SUCCESS) {
+    ftmw_set_status(status, source, tag, 0, rc);
+    return ftmw_fail(rc);
+  }
+  recv_want w = {.call = call, .from = FROM_ANY, .tag = tag, .buf = buf,
+                 .bytes = bytes, .size = ft_type_size(type),
+                 .status = status};
+  if (source != FT_ANY_SOURCE || !ftmw_is_master()) {
+    w.from = FROM_ONE;
+    w.p = ftmw_peer_of(source == FT_ANY_SOURCE ? 0 : source);
+    if (w.p == NULL) {
+      ftmw_set_status(status, source, tag, 0, FT_ERR_RANK);
+      return 0;
+    }
+  }
+  ftmw_fault_hit(FTMW_FAULT_RECV_ENTER);
+  uv_mutex_lock(&st.lock);
+  int n = complete(&w);
+  return n < 0 ? 0 : n;
 }
 
 int ft_recv(void *buf, int count, FT_Datatype type, int source, int tag,
@@ -252,69 +338,13 @@ int ft_waitany(int *rank) {
     posted += st.workers[r].post.active;
   if (!posted)
     return ftmw_fail(FT_ERR_NONE_POSTED), -1;
+  recv_want w = {.call = "ft_waitany", .from = FROM_POSTED};
   uv_mutex_lock(&st.lock);
-  /* A replica completes the receive the primary's call completed. */
-  int decided = 0, decided_rank = 0, verdict_asked = 0;
-  uint64_t decided_seq = 0;
-  if (ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &decided_rank, &decided_seq))
-    decided = 1;
-  for (;;) {
-    ftmw_msg *m =
-        !decided ? ftmw_match_posted(&st.arrivals, st.workers, st.W)
-        : decided_seq ? ftmw_match_seq(&st.workers[decided_rank], decided_seq)
-                      : NULL;
-    if (m != NULL && !decided && ftmw_rep_before(&st.workers[m->source]))
-      continue;
-    if (m != NULL) {
-      ftmw_peer *p = &st.workers[m->source];
-      size_t size = ft_type_size(p->post.type);
-      *rank = m->source;
-      if (too_big(m, (size_t)p->post.count * size, size, NULL)) {
-        if (decided)
-          ftmw_rep_unfollow(FTMW_DECIDE_RECV, decided_rank, decided_seq);
-        uv_mutex_unlock(&st.lock);
-        return ftmw_fail(FT_ERR_TRUNCATE), -1;
-      }
-      ftmw_match_take(m);
-      if (!decided)
-        ftmw_rep_decide(FTMW_DECIDE_RECV, m->source, m->seq);
-      int kept = ftmw_rep_after(p, m);
-      uv_mutex_unlock(&st.lock);
-      deliver(m, kept, p->post.buf, size, NULL);
-      post_done(p, FT_SUCCESS);
-      return *rank;
-    }
-    if (decided && decided_seq != 0) {
-      ftmw_peer *p = &st.workers[decided_rank];
-      if (ftmw_peer_is_failed(p) && !verdict_asked) {
-        verdict_asked = 1; /* its copy will not come: the primary's? */
-        if (ftmw_rep_verdict(p))
-          continue;
-      }
-    }
-    int waited = 0;
-    for (int r = 1; r <= st.W && !waited; r++) {
-      ftmw_peer *p = &st.workers[r];
-      if (decided && (r != decided_rank || decided_seq != 0))
-        continue; /* a replica reports only the failure the primary did */
-      if (!decided && p->post.active &&
-          (!ftmw_peer_is_up(p) || p->fin) && ftmw_rep_before(p)) {
-        waited = 1; /* then look again: data may have come meanwhile */
-        break;
-      }
-      int rc = decided        ? ftmw_decided_gone_locked(p, "ft_waitany")
-               : p->post.active ? ftmw_peer_gone_locked(p, "ft_waitany")
-                                : FT_SUCCESS;
-      if (rc != FT_SUCCESS) {
-        if (!decided)
-          ftmw_rep_decide(FTMW_DECIDE_RECV, r, 0);
-        uv_mutex_unlock(&st.lock);
-        post_done(p, rc);
-        *rank = r;
-        return ftmw_fail(rc), -1;
-      }
-    }
-    if (!waited)
-      ftmw_wait_locked(-1);
-  }
+  int n = complete(&w);
+  int error = ft_error();
+  *rank = w.rank;
+  if (w.rank >= 1 && error != FT_ERR_TRUNCATE)
+    post_done(&st.workers[w.rank], error);
+  return n < 0 ? -1 : w.rank;
 }
+
