@@ -108,14 +108,13 @@ void ftmw_peer_place_locked(ftmw_peer *p, const ftmw_place *at) {
 /* Primary: worker p's incarnation epoch has failed here; every live
  * replica declares it failed too (DOWN), so that a worker cut off from
  * the primary alone, alive, is fenced everywhere instead of going on with
- * the replicas (see hold_data). Written before any decision that reports
+ * the replicas (hold_data, inbox.c). Written before any decision that reports
  * the failure, so a replica has it first. */
 static void tell_down(const ftmw_peer *p, uint32_t epoch) {
   for (int k = 0; k <= st.M; k++) {
     ftmw_peer *m = &st.masters[k];
     if (k != st.id && m->conn != NULL && ftmw_peer_is_up(m))
-      ftmw_link_send(m->conn, FTMW_FRAME_DOWN, p->id, epoch, 0, NULL,
-                0);
+      ftmw_link_send(m->conn, FTMW_FRAME_DOWN, p->id, epoch, 0, NULL, 0);
   }
 }
 
