@@ -1,10 +1,9 @@
-/* The transport: one libuv loop per process that owns every socket. It
- * accepts and authenticates connections, reads frames, answers ACKs and
- * heartbeats, queues inbound data, detects failures (EOF, reset, silence
- * past FT_TIMEOUT_MS) and fences failed peers. A call that waits runs the
- * loop on its own thread; the I/O thread runs it the rest of the time. The
- * application hands it work through ftmw_transport_submit, carried out at
- * the caller's next wait. */
+/* The transport: the job's peers over the link layer (link.h), on the
+ * process's one loop (loop.h). It starts both, decides who a connection
+ * is, gives each frame its meaning for this process's role, and carries
+ * out the work the application hands it through ftmw_transport_submit at
+ * the caller's next wait (a call that waits runs the loop on its own
+ * thread; the I/O thread runs it the rest of the time). */
 #ifndef FTMW_TRANSPORT_H
 #define FTMW_TRANSPORT_H
 
@@ -14,7 +13,7 @@
 int ftmw_transport_start(int listen);
 
 /* Queues op for the loop; the caller's ftmw_op_wait_locked on it carries
- * it out. The caller keeps op alive until op->done (read under st.lock).
+ * it out. The caller keeps op alive until op->out.done (under st.lock).
  * lock_held says whether the caller already holds st.lock. */
 void ftmw_transport_submit(ftmw_op *op, int lock_held);
 
@@ -32,7 +31,7 @@ void ftmw_op_frame(ftmw_op *op, ftmw_peer *p, int type, int tag,
                    unsigned flags, const void *data, size_t len);
 
 /* Blocks (st.lock held, released meanwhile), running the loop, until
- * op->done and, for ACKed frames, until the ACK or the peer's failure.
+ * op->out.done and, for ACKed frames, until the ACK or the peer's failure.
  * Returns 0 when acknowledged/written, else FT_ERR_PEER_FAILED. */
 int ftmw_op_wait_locked(ftmw_op *op);
 
