@@ -1,7 +1,6 @@
 /* Environment parsing (see config.h). */
 #include "ftmw_impl.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

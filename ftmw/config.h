@@ -48,5 +48,4 @@ typedef const char *(*ftmw_getenv_fn)(const char *name);
 int ftmw_config_parse(ftmw_config *c, ftmw_getenv_fn get, char *err,
                       size_t errlen);
 
-
 #endif

@@ -21,6 +21,7 @@
 #include "fault.h"
 #include "hosts.h"
 #include "link.h"
+#include "loop.h" /* ftmw_now_ms */
 #include "msg.h"
 #include "mslog.h"
 #include "queue.h"
@@ -200,9 +201,6 @@ FTMW_HIDDEN int ftmw_wait(const char *call, int rank);
 /* Identity on the wire of this process and of a peer. */
 FTMW_HIDDEN uint32_t ftmw_self_pid(void);
 FTMW_HIDDEN const char *ftmw_role_name(int role);
-
-/* Monotonic milliseconds. */
-static inline uint64_t ftmw_now_ms(void) { return uv_hrtime() / 1000000u; }
 
 #include "launch.h"
 #include "match.h"

@@ -30,7 +30,7 @@ struct ftmw_conn {
   ftmw_reader reader;
   int direct;  /* the last read buffer was a payload, read in place */
   int closing;
-  int connecting; /* uv_tcp_connect pending: HELLO must be the first frame */
+  int connecting; /* uv_tcp_connect pending: writes queue behind the HELLO */
   int broken;     /* a read failed (EOF, reset): nothing more goes out */
   int quiet;      /* silent past half the timeout (told on_quiet) */
   const char *reject; /* why an unauthenticated frame was refused */
@@ -55,8 +55,6 @@ typedef struct {
 } ctrl_write;
 _Static_assert(FTMW_WELCOME_SIZE <= FTMW_LINK_CTRL_MAX,
                "a WELCOME is a control frame");
-
-static uint64_t now_ms(void) { return uv_hrtime() / 1000000u; }
 
 /* --- writing ------------------------------------------------------------ */
 
@@ -97,7 +95,7 @@ static void write_small(ftmw_conn *c, const uint8_t *buf, size_t len) {
     return;
   uv_buf_t b = uv_buf_init((char *)buf, (unsigned)len);
   size_t n = try_send(c, &b, 1);
-  c->last_tx_ms = now_ms();
+  c->last_tx_ms = ftmw_now_ms();
   if (n == len)
     return;
   ctrl_write *w = malloc(sizeof(*w));
@@ -171,7 +169,7 @@ void ftmw_link_write(ftmw_conn *c, ftmw_out *o) {
   ftmw_q_init(&o->node);
   if (want_ack)
     ftmw_q_insert_tail(&c->unacked, &o->node);
-  c->last_tx_ms = now_ms();
+  c->last_tx_ms = ftmw_now_ms();
   size_t skip = try_send(c, o->bufs, o->nbufs);
   unsigned i = 0;
   while (i < o->nbufs && skip >= o->bufs[i].len)
@@ -312,7 +310,7 @@ static void got_bytes(ftmw_conn *c, ssize_t nread) {
   }
   if (nread == 0)
     return;
-  c->last_rx_ms = now_ms();
+  c->last_rx_ms = ftmw_now_ms();
   heard(c);
   if (c->quiet && c->peer) {
     c->quiet = 0;
@@ -411,7 +409,7 @@ static ftmw_conn *conn_new(ftmw_link *l) {
   c->tcp.data = c;
   c->link = l;
   ftmw_q_init(&c->unacked);
-  c->opened_ms = c->last_rx_ms = c->last_tx_ms = now_ms();
+  c->opened_ms = c->last_rx_ms = c->last_tx_ms = ftmw_now_ms();
   ftmw_reader_init(&c->reader, FTMW_HELLO_SIZE, payload_alloc, on_frame,
                    payload_release, c);
   ftmw_q_insert_tail(&l->conns, &c->node);
@@ -513,16 +511,12 @@ static int unread(ftmw_conn *c) {
  * declared this process failed meanwhile; those that did have closed
  * their connections (masters after a FENCE), which the reads that follow
  * find. */
-static uint64_t later(uint64_t t, uint64_t gap, uint64_t now) {
-  return t + gap < now ? t + gap : now;
-}
-
 static void stalled(ftmw_link *l, uint64_t gap, uint64_t now, int known,
                     uint64_t cpu_ms, uint64_t runq_ms) {
   for (ftmw_qnode *n = ftmw_q_head(&l->conns); n != &l->conns; n = n->next) {
     ftmw_conn *c = FTMW_CONTAINER_OF(n, ftmw_conn, node);
-    c->last_rx_ms = later(c->last_rx_ms, gap, now);
-    c->opened_ms = later(c->opened_ms, gap, now);
+    c->last_rx_ms = ftmw_link_later(c->last_rx_ms, gap, now);
+    c->opened_ms = ftmw_link_later(c->opened_ms, gap, now);
     heard(c);
   }
   if (l->ops->on_stalled)
@@ -591,8 +585,7 @@ static int spared(ftmw_conn *c, uint64_t silent, uint64_t to, uint64_t now,
       if (l->ops->name)
         l->ops->name(l->ctx, c->peer, name, sizeof(name));
       ftmw_trace("peer_starved", "\"peer\":\"%s\",\"pid\":%d,\"ms\":%llu",
-                 name,
-                 (int)c->at->pid, (unsigned long long)silent);
+                 name, (int)c->at->pid, (unsigned long long)silent);
     }
     return 1;
   default: /* gone, stopped, running yet silent, or not to be read */
@@ -608,7 +601,7 @@ static void check_stall(ftmw_link *l, uint64_t now) {
   uint64_t hb = l->cfg.heartbeat_ms, cpu = 0, runq = 0;
   uv_thread_t self = uv_thread_self();
   int known = ftmw_proc_thread_sched(&cpu, &runq);
-  if (l->last_tick != 0 && now - l->last_tick > 2 * hb) {
+  if (now - l->last_tick > 2 * hb) {
     int same = known && l->sched_seen.at == l->last_tick &&
                uv_thread_equal(&l->sched_seen.by, &self);
     stalled(l, now - l->last_tick - hb, now, same,
@@ -629,7 +622,7 @@ static void tick_cb(uv_timer_t *t) {
   uint64_t hb = l->cfg.heartbeat_ms, to = l->cfg.timeout_ms;
   if (l->ops->on_tick_start)
     l->ops->on_tick_start(l->ctx);
-  uint64_t now = now_ms();
+  uint64_t now = ftmw_now_ms();
   check_stall(l, now);
   ftmw_qnode *n = ftmw_q_head(&l->conns);
   while (n != &l->conns) {
@@ -685,7 +678,7 @@ void ftmw_link_init(ftmw_link *l, uv_loop_t *loop, uv_mutex_t *lock,
   uv_timer_init(loop, &l->tick);
   l->tick.data = l;
   /* A loop that does not run before the first tick has stalled too. */
-  l->last_tick = now_ms();
+  l->last_tick = ftmw_now_ms();
   uv_timer_start(&l->tick, tick_cb, cfg->heartbeat_ms, cfg->heartbeat_ms);
 }
 

@@ -182,6 +182,13 @@ int ftmw_link_fd(const ftmw_conn *c);
 /* Closes every connection, the listener and the tick. */
 void ftmw_link_stop(ftmw_link *l);
 
+/* t moved on by a stall of gap ms, but not past now: a deadline counted
+ * from t does not count the time nobody watched (see on_stalled). */
+static inline uint64_t ftmw_link_later(uint64_t t, uint64_t gap,
+                                       uint64_t now) {
+  return t + gap < now ? t + gap : now;
+}
+
 /* Milliseconds the loop has not run, over all its stalls (traced
  * `stalled`): time in which nobody was watched. Any thread. */
 uint64_t ftmw_link_stalled_ms(const ftmw_link *l);

@@ -46,8 +46,6 @@ static struct {
   uint64_t left_at; /* when the last call left */
 } lp;
 
-static uint64_t now_ms(void) { return uv_hrtime() / 1000000u; }
-
 uv_loop_t *ftmw_loop(void) { return &lp.loop; }
 
 void ftmw_loop_wake_locked(void) { lp.wakes++; }
@@ -154,7 +152,7 @@ int ftmw_loop_wait_locked(int (*done)(const void *), const void *arg,
   /* A process whose loop has not run for a while (stopped, starved) reads
    * before it writes: it may have been declared failed meanwhile, and a
    * FENCE then ends it before anything it was about to send goes out. */
-  if (now_ms() - lp.last_ran > lp.stale_ms)
+  if (ftmw_now_ms() - lp.last_ran > lp.stale_ms)
     uv_run(&lp.loop, UV_RUN_NOWAIT);
   lp.submitted();
   lp.wait_expired = 0;

@@ -19,6 +19,9 @@
 int ftmw_loop_init(uv_mutex_t *lock, void (*submitted)(void),
                    uint64_t stale_ms);
 
+/* Monotonic milliseconds: the clock of the loop's deadlines. */
+static inline uint64_t ftmw_now_ms(void) { return uv_hrtime() / 1000000u; }
+
 /* The loop, for the handles others start on it. */
 uv_loop_t *ftmw_loop(void);
 

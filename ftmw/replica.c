@@ -93,8 +93,7 @@ static int exchange_ended(ftmw_peer *p, int ok, ftmw_msg *m) {
   p->outcome_ok = ok;
   ftmw_msg_free(p->kept);
   p->kept = ok ? m : NULL;
-  if (ftmw_is_replica() &&
-      ftmw_peer_is_up(&st.masters[st.primary]))
+  if (ftmw_is_replica() && ftmw_peer_is_up(&st.masters[st.primary]))
     send_master(st.primary, FTMW_FRAME_DONE, p->id, 0, p->calls, NULL, 0);
   /* A primary can now answer SUSPECTs of this exchange; a master that
    * became primary takes over. */
@@ -224,7 +223,7 @@ int ftmw_rep_send(ftmw_peer *p, uint64_t seq) {
   while (p->acked_seq < seq) {
     if (!ftmw_peer_is_up(p))
       return ftmw_peer_is_failed(p) ? FT_ERR_PEER_FAILED
-                                          : FT_ERR_PEER_FINALIZED;
+                                    : FT_ERR_PEER_FINALIZED;
     if (!ftmw_is_replica())
       return FTMW_REP_SEND_SELF;
     ftmw_wait_locked(-1);

@@ -377,8 +377,7 @@ static int on_frame(void *ctx, ftmw_conn *c, void *peer, const ftmw_hdr *h,
     }
     ftmw_peer *w = &st.workers[h->tag];
     uv_mutex_lock(&st.lock);
-    int live = w->epoch == (uint32_t)h->seq &&
-               ftmw_peer_is_live(w);
+    int live = w->epoch == (uint32_t)h->seq && ftmw_peer_is_live(w);
     uv_mutex_unlock(&st.lock);
     if (live)
       ftmw_peer_down(w, 0, "declared failed by the primary");
@@ -403,6 +402,7 @@ static int on_frame(void *ctx, ftmw_conn *c, void *peer, const ftmw_hdr *h,
     return 1;
   }
 }
+
 /* --- the link's upcalls ------------------------------------------------- */
 
 static const char *name_of(void *ctx, const void *peer, char *buf, size_t len) {
@@ -473,7 +473,7 @@ static void on_stalled(void *ctx, uint64_t gap, uint64_t now, int long_stall) {
       if (st.masters[k].conn != NULL)
         ftmw_link_drain(st.masters[k].conn);
   if (st.orphan_since)
-    st.orphan_since = st.orphan_since + gap < now ? st.orphan_since + gap : now;
+    st.orphan_since = ftmw_link_later(st.orphan_since, gap, now);
 }
 
 /* The tick.sleep and tick.spin faults: the loop's thread asleep, or on a

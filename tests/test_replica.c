@@ -947,7 +947,7 @@ Test(replica, is_primary_primary_dies_first) {
   cr_assert_str_eq(frames(), "DECIDE>2 tag=6 seq=1");
 }
 
-/* --- what docs/replicas.md says and replica.c does not do ----------------- */
+/* --- takeover order ------------------------------------------------------ */
 
 /* docs/replicas.md, Failover: "the new primary resends its last
  * decision, finishes its current call as a primary would". Replica 1 has
@@ -990,6 +990,8 @@ Test(replica, new_primary_resends_last_decision_before_deciding) {
   cr_assert_str_eq(got, "DECIDE>2 tag=1 seq=2, DECIDE>2 tag=2 seq=3",
                    "the resend of #2 must precede decision #3; sent: %s", got);
 }
+
+/* --- what docs/replicas.md says and replica.c does not do ----------------- */
 
 /* SPEC (docs/replicas.md, "The same failure at the same call"): a replica
  * that suspects exchange n follows the VERDICT, which says whether the
