@@ -23,7 +23,6 @@ int ft_init(int *argc, char ***argv, int *rank, int *workers) {
   uv_mutex_init(&st.lock);
   ftmw_q_init(&st.submit);
   ftmw_q_init(&st.arrivals);
-  ftmw_q_init(&st.decisions);
   int rc = ftmw_launch_init(argc, argv);
   if (rc < 0) {
     ftmw_fail(FT_ERR_ENV);
@@ -73,13 +72,8 @@ static void free_all(void) {
   for (int r = 0; r <= st.W; r++) {
     ftmw_match_drop(&st.workers[r]);
     ftmw_mslog_clear(&st.workers[r].log);
-    ftmw_msg_free(st.workers[r].kept);
   }
-  while (!ftmw_q_empty(&st.decisions)) {
-    ftmw_qnode *n = ftmw_q_head(&st.decisions);
-    ftmw_q_remove(n);
-    free(FTMW_CONTAINER_OF(n, ftmw_decision, node));
-  }
+  ftmw_rep_free(st.W);
   for (int k = 0; k <= st.M; k++)
     ftmw_match_drop(&st.masters[k]);
   uv_mutex_unlock(&st.lock);
@@ -217,15 +211,15 @@ int ftmw_send(const char *call, const void *buf, int count, FT_Datatype type,
         rc = ftmw_rep_verdict(p) ? FT_SUCCESS : ftmw_peer_gone_locked(p, call);
     }
     if (rc == FTMW_REP_SEND_SELF) {
-      ftmw_rep_before(p); /* also before reporting p's failure */
+      ftmw_rep_begin(p); /* also before reporting p's failure */
       rc = ftmw_peer_gone_locked(p, call);
       if (rc == FT_SUCCESS)
         rc = send_data_locked(call, p, seq, tag, buf, bytes, NULL);
     }
     if (rc == FT_SUCCESS)
-      ftmw_rep_after(p, NULL);
+      ftmw_rep_end(p, 1, NULL);
     else if (rc == FT_ERR_PEER_FAILED)
-      ftmw_rep_failed(p);
+      ftmw_rep_end(p, 0, NULL);
   } else {
     int acker;
     uint64_t seq = ++st.tx_seq;
@@ -302,6 +296,12 @@ int ft_testany(void) {
   return found;
 }
 
+/* What the application posted for p's old incarnation is gone with it. */
+static void forget_posted(ftmw_peer *p) {
+  p->post.active = 0;
+  p->log.posted = NULL; /* ms_restore posts it again if it replays it */
+}
+
 int ft_restore(int rank) {
   ftmw_peer *p = ftmw_master_peer(rank);
   if (p == NULL)
@@ -312,13 +312,17 @@ int ft_restore(int rank) {
   if (ftmw_rep_follow(FTMW_DECIDE_RESTORE, rank, &r, &v)) {
     /* A replica: the primary restored (or did not), and says how. */
     int rc = ftmw_rep_follow_restore(p, v);
+    if (rc != FT_ERR_NOT_FAILED)
+      forget_posted(p);
+    if (rc == FT_SUCCESS)
+      p->app_epoch = p->epoch;
     uv_mutex_unlock(&st.lock);
     if (rc != FT_SUCCESS)
       return ftmw_fail(rc);
     ftmw_ok();
     return 1;
   }
-  ftmw_rep_before(p); /* every replica is done with the old incarnation */
+  ftmw_rep_begin(p); /* every replica is done with the old incarnation */
   /* Restored by an old primary that died before it could tell: the
    * replicas adopted the new incarnation, and so did this master. */
   int adopted = ftmw_peer_is_up(p) && p->epoch != p->app_epoch;
@@ -331,8 +335,7 @@ int ft_restore(int rank) {
   uv_mutex_unlock(&st.lock);
   if (!failed && !adopted)
     return ftmw_fail(FT_ERR_NOT_FAILED);
-  p->post.active = 0;
-  p->log.posted = NULL; /* ms_restore posts it again if it replays it */
+  forget_posted(p);
   uint64_t t0 = uv_hrtime();
   ftmw_trace("restore_started", "\"peer\":%d,\"dropped\":%d", rank, dropped);
   int rc = adopted ? FT_SUCCESS : ftmw_launch_restore(p);

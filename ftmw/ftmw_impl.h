@@ -44,16 +44,6 @@ enum ftmw_peer_state {
 enum ftmw_mode { FTMW_MODE_SPAWN = 1, FTMW_MODE_STATIC };
 
 
-/* A nondeterministic call's outcome as the primary decided it (DECIDE):
- * replicas make their call give the same (see wire.h for the fields). */
-typedef struct ftmw_decision {
-  ftmw_qnode node;
-  int kind; /* FTMW_DECIDE_* */
-  int rank;
-  uint64_t value;
-  uint64_t number; /* decisions are numbered from 1 in every master */
-} ftmw_decision;
-
 struct ftmw_peer;
 
 enum ftmw_op_kind {
@@ -89,17 +79,6 @@ typedef struct ftmw_peer {
   int unreported;   /* failed and not yet reported by any call */
   int welcomed;     /* a master we connected to accepted us (even if it
                        died right after) */
-  /* Master replicas (SPEC section 6), for a worker peer: */
-  uint64_t acked_seq; /* replica: the primary's DATA seq the worker ACKed */
-  uint64_t calls;     /* exchanges with this worker so far (every master) */
-  uint64_t done_by[FTMW_MAX_MASTERS]; /* primary: each replica's DONE */
-  uint64_t suspect_by[FTMW_MAX_MASTERS]; /* primary: a replica's SUSPECT */
-  uint64_t outcome_n; /* every master: the last exchange's number... */
-  int outcome_ok;     /* ...whether it succeeded... */
-  struct ftmw_msg *kept; /* ...and, for a receive, its data */
-  uint64_t verdict_n; /* replica: the last VERDICT's exchange number... */
-  int verdict_ok;     /* ...and whether the primary's call succeeded */
-  uint64_t answered_n; /* primary: the last exchange it gave a verdict on */
   uint64_t rx_seq;     /* master: the last DATA/COPY seq queued from this */
   uint32_t rx_epoch;   /* ...worker incarnation (duplicates are dropped) */
   uint32_t app_epoch;  /* master: the incarnation its ft_restore last gave */
@@ -166,12 +145,6 @@ struct ftmw_state {
   int finalizing;      /* ft_finalize has begun (FIN sent or going out) */
   int bye_sent;        /* master: finalize has sent BYE */
   int activated;       /* spare: ACTIVATE received (or BYE) */
-  /* Master replicas (SPEC section 6): */
-  ftmw_qnode decisions;   /* replica: ftmw_decision.node, oldest first */
-  uint64_t dec_taken;     /* master: decisions its calls made or followed */
-  uint64_t dec_rcvd;      /* replica: the last decision number received */
-  ftmw_decision dec_last; /* ...and that decision, resent on a takeover */
-  int seen_primary;       /* master: st.primary when it last looked */
   uint64_t rx_seq;        /* worker: the last master DATA seq queued */
   uint64_t tx_seq;        /* worker: the last DATA seq it sent */
 

@@ -39,7 +39,7 @@ static int fresh_locked(ftmw_peer *w, uint64_t seq) {
 /* Queues m from p, unless it is a duplicate (then frees it). A worker's
  * messages from every master share masters[0]'s inbox: the primary may
  * change between two receives. */
-static void queue_msg(ftmw_peer *p, ftmw_msg *m) {
+void ftmw_inbox_push(ftmw_peer *p, ftmw_msg *m) {
   int from_master = p->kind == FTMW_ROLE_MASTER;
   uv_mutex_lock(&st.lock);
   int fresh = fresh_locked(from_master ? NULL : p, m->seq);
@@ -86,7 +86,7 @@ void ftmw_inbox_release_held(void) {
       ftmw_msg *m = FTMW_CONTAINER_OF(ftmw_q_head(&p->held), ftmw_msg, by_peer);
       ftmw_q_remove(&m->by_peer);
       uint64_t seq = m->seq;
-      queue_msg(p, m);
+      ftmw_inbox_push(p, m);
       if (p->conn != NULL)
         ftmw_link_send(p->conn, FTMW_FRAME_ACK, 0, seq, 0, NULL, 0);
     }
@@ -111,7 +111,7 @@ int ftmw_inbox_data(ftmw_conn *c, ftmw_peer *p, const ftmw_hdr *h,
    * have consumed data whose ft_send then fails; under crash-stop that is
    * harmless (what the dead process did dies with it), and the sender
    * simply sends again. */
-  queue_msg(p, m);
+  ftmw_inbox_push(p, m);
   if (h->type == FTMW_FRAME_COPY)
     return 0; /* a replica's copy: the worker does not wait for it */
   ftmw_fault_hit(FTMW_FAULT_RECV_ACK);
@@ -127,46 +127,5 @@ int ftmw_inbox_data(ftmw_conn *c, ftmw_peer *p, const ftmw_hdr *h,
       ftmw_fault_hit(FTMW_FAULT_RECV_ACKED); /* once before each replica */
       ftmw_link_send(r->conn, FTMW_FRAME_ACKED, h->tag, h->seq, 0, NULL, 0);
     }
-  return 0;
-}
-
-/* KEPT, primary to replica: the data a worker sent the primary before
- * dying, queued as if the worker's COPY had come. */
-int ftmw_inbox_kept(ftmw_peer *p, const ftmw_hdr *h, void *payload) {
-  const uint8_t *b = payload;
-  uint32_t rank = payload ? ftmw_get32(b) : 0;
-  size_t len = (size_t)h->len - 4;
-  ftmw_msg *m = NULL;
-  if (p->kind == FTMW_ROLE_MASTER && st.role == FTMW_ROLE_MASTER &&
-      rank >= 1 && (int)rank <= st.W)
-    m = ftmw_msg_new(len);
-  if (m == NULL) {
-    ftmw_msg_free_data(payload);
-    return -1;
-  }
-  m->source = (int)rank;
-  m->tag = h->tag;
-  m->seq = h->seq;
-  m->len = len;
-  memcpy(m->data, b + 4, len);
-  ftmw_msg_free_data(payload);
-  ftmw_trace("kept", "\"worker\":%u,\"seq\":%llu", rank,
-             (unsigned long long)h->seq);
-  queue_msg(&st.workers[rank], m);
-  return 0;
-}
-
-int ftmw_inbox_decision_locked(const ftmw_decision *d) {
-  if (d->number <= st.dec_rcvd)
-    return 1; /* a new primary's resend of one we have */
-  if (d->number != st.dec_rcvd + 1)
-    return -1;
-  ftmw_decision *q = malloc(sizeof(*q));
-  if (q == NULL)
-    return -1;
-  *q = *d;
-  st.dec_rcvd = d->number;
-  st.dec_last = *d;
-  ftmw_q_insert_tail(&st.decisions, &q->node);
   return 0;
 }

@@ -1,5 +1,5 @@
-/* Inbound application data: DATA and COPY from a peer, KEPT from the
- * primary. Each is queued once for the application's receives
+/* Inbound application data: DATA and COPY from a peer, and KEPT's data
+ * (replica.c). Each is queued once for the application's receives
  * (duplicates that failover makes are dropped), DATA is acknowledged, and
  * a master with replicas that is not primary holds a worker's DATA until
  * it becomes primary or the worker is gone (SPEC section 6). The loop's
@@ -14,14 +14,10 @@
 int ftmw_inbox_data(ftmw_conn *c, ftmw_peer *p, const ftmw_hdr *h,
                     void *payload);
 
-/* KEPT h from master p: a dead worker's data the primary had, queued as
- * its COPY would have been. Returns 0, or -1 when malformed. */
-int ftmw_inbox_kept(ftmw_peer *p, const ftmw_hdr *h, void *payload);
-
-/* Replica: DECIDE d arrived (st.lock held). Returns 0 (queued), 1 (a
- * decision it has: a new primary's resend), or -1 if its number does not
- * follow the last one (protocol error). */
-int ftmw_inbox_decision_locked(const ftmw_decision *d);
+/* Queues m, a message from p, for the application's receives, unless it
+ * is a duplicate (then frees it): a KEPT's data, as its COPY would have
+ * been queued. */
+void ftmw_inbox_push(ftmw_peer *p, ftmw_msg *m);
 
 /* This master has just become primary: the DATA it held is taken and
  * acknowledged, as if it came now. */

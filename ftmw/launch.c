@@ -60,7 +60,7 @@ static int alloc_peers(void) {
   st.workers = calloc((size_t)st.W + 1, sizeof(ftmw_peer));
   st.masters = calloc((size_t)st.M + 1, sizeof(ftmw_peer));
   st.spares = calloc((size_t)st.S + 1, sizeof(ftmw_peer));
-  if (!st.workers || !st.masters || !st.spares)
+  if (!st.workers || !st.masters || !st.spares || ftmw_rep_init(st.W) != 0)
     return -1;
   init_peers(st.workers, 0, st.W, FTMW_ROLE_WORKER, worker_pid);
   init_peers(st.masters, 0, st.M, FTMW_ROLE_MASTER, master_pid);

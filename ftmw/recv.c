@@ -97,7 +97,7 @@ static int undecided_failure_locked(recv_want *w, int *again) {
   if (w->from == FROM_ANY) {
     w->rank = 0;
     ftmw_peer *u = unreported_worker_locked();
-    if (u && ftmw_rep_before(u)) {
+    if (u && ftmw_rep_begin(u)) {
       *again = 1;
       return FT_SUCCESS;
     }
@@ -113,7 +113,7 @@ static int undecided_failure_locked(recv_want *w, int *again) {
     ftmw_peer *p = &st.workers[r];
     if (!p->post.active)
       continue;
-    if ((!ftmw_peer_is_up(p) || p->fin) && ftmw_rep_before(p)) {
+    if ((!ftmw_peer_is_up(p) || p->fin) && ftmw_rep_begin(p)) {
       *again = 1;
       return FT_SUCCESS;
     }
@@ -132,7 +132,7 @@ static int undecided_failure_locked(recv_want *w, int *again) {
  * exchange of the lock-step: a receive from several sources follows the
  * primary's decision of which message it took (or which failure it
  * reported), or decides it; the exchange is counted and its data kept
- * (ftmw_rep_after); a replica whose source failed asks the primary's
+ * (ftmw_rep_end); a replica whose source failed asks the primary's
  * verdict. Returns the count received, or -1 with the error set; w->rank
  * says which source. */
 static int complete(recv_want *w) {
@@ -145,7 +145,7 @@ static int complete(recv_want *w) {
     p = &st.workers[decided_rank];
   }
   if (p && ftmw_is_master() && w->from != FROM_POSTED)
-    ftmw_rep_before(p);
+    ftmw_rep_begin(p);
   for (;;) {
     if (!ftmw_is_master())
       p = ftmw_peer_of(0); /* the primary may change while we wait */
@@ -158,7 +158,7 @@ static int complete(recv_want *w) {
             : ftmw_match_posted(&st.arrivals, st.workers, st.W);
     /* From several sources, in the primary: an exchange with m's sender. */
     if (m != NULL && !decided && w->from != FROM_ONE &&
-        ftmw_rep_before(&st.workers[m->source]))
+        ftmw_rep_begin(&st.workers[m->source]))
       continue;
     if (m != NULL) {
       size_t bytes, size;
@@ -176,7 +176,7 @@ static int complete(recv_want *w) {
       if (ftmw_is_master()) {
         if (w->from != FROM_ONE && !decided)
           ftmw_rep_decide(FTMW_DECIDE_RECV, m->source, m->seq);
-        kept = ftmw_rep_after(&st.workers[m->source], m);
+        kept = ftmw_rep_end(&st.workers[m->source], 1, m);
       }
       uv_mutex_unlock(&st.lock);
       return deliver(m, kept, buf, size, w->status);
@@ -201,7 +201,7 @@ static int complete(recv_want *w) {
                                        : ftmw_peer_gone_locked(p, w->call);
       if (rc == FT_ERR_PEER_FAILED && ftmw_is_master() &&
           (!decided || decided_seq != 0))
-        ftmw_rep_failed(p);
+        ftmw_rep_end(p, 0, NULL);
     } else {
       int again;
       rc = undecided_failure_locked(w, &again);

@@ -4,31 +4,56 @@
  * order (replica 1 first), and so does what a worker sends to them
  * (ACKED, COPY). So when the primary dies in the middle of a round, the
  * replica that takes over, the first live one, has everything that any
- * other live replica has: it only has to resend the last decision. */
+ * other live replica has: it only has to resend the last decision.
+ *
+ * The file has four parts: the state and the link the protocol uses; the
+ * exchange sequence, in a solo and a replicated implementation; the
+ * frames the other processes send (ftmw_rep_on_frame, on the loop's
+ * owner); and the calls that only replicas make (ft_send's wait for
+ * ACKED, ft_restore's follow, ft_is_primary). */
 #include "ftmw_impl.h"
+#include "inbox.h"
+#include "replica_state.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #define st ftmw_st
+#define rs ftmw_rep
 
-/* An ft_is_primary that answered 1 and is not yet told (see replica.h). */
-static int primary_call_pending;
+ftmw_rep_state ftmw_rep;
 
-static void flush_primary_call(void) {
-  if (primary_call_pending) {
-    primary_call_pending = 0;
-    ftmw_rep_decide(FTMW_DECIDE_PRIMARY, 0, 1);
+/* --- state and link ------------------------------------------------------- */
+
+static ftmw_rep_worker *of(const ftmw_peer *p) { return &rs.workers[p->id]; }
+
+int ftmw_rep_init(int W) {
+  static const int types[] = {FTMW_FRAME_DECIDE,  FTMW_FRAME_KEPT,
+                              FTMW_FRAME_ACKED,   FTMW_FRAME_DONE,
+                              FTMW_FRAME_SUSPECT, FTMW_FRAME_VERDICT};
+  memset(&rs, 0, sizeof(rs));
+  ftmw_q_init(&rs.decisions);
+  rs.workers = calloc((size_t)W + 1, sizeof(*rs.workers));
+  for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+    ftmw_transport_route(types[i], ftmw_rep_on_frame);
+  return rs.workers != NULL ? 0 : -1;
+}
+
+void ftmw_rep_free(int W) {
+  for (int r = 0; r <= W && rs.workers != NULL; r++)
+    ftmw_msg_free(rs.workers[r].kept);
+  free(rs.workers);
+  rs.workers = NULL;
+  while (!ftmw_q_empty(&rs.decisions)) {
+    ftmw_qnode *n = ftmw_q_head(&rs.decisions);
+    ftmw_q_remove(n);
+    free(FTMW_CONTAINER_OF(n, ftmw_decision, node));
   }
 }
 
 static int with_replicas(void) {
   return st.M > 0 && st.role == FTMW_ROLE_MASTER;
-}
-
-static int is_primary_with_replicas(void) {
-  return with_replicas() && st.id == st.primary;
 }
 
 static int replica_alive(int k) {
@@ -70,55 +95,23 @@ static void diverged(int kind, int want) {
   _exit(70);
 }
 
-int ftmw_rep_before(ftmw_peer *p) {
-  if (!is_primary_with_replicas() || p->calls == 0)
-    return 0;
-  int waited = 0;
-  for (int k = 0; k <= st.M; k++)
-    while (replica_alive(k) && p->done_by[k] < p->calls) {
-      ftmw_wait_locked(-1); /* which answers the replicas' SUSPECTs */
-      waited = 1;
-    }
-  return waited;
-}
-
-/* An exchange with p ended (ok, or with p's failure reported; m: the data
- * received, kept until the next exchange with p). Returns 1 if m is kept
- * (the caller must not free it). */
-static int exchange_ended(ftmw_peer *p, int ok, ftmw_msg *m) {
-  if (!with_replicas())
-    return 0;
-  p->calls++;
-  p->outcome_n = p->calls;
-  p->outcome_ok = ok;
-  ftmw_msg_free(p->kept);
-  p->kept = ok ? m : NULL;
-  if (ftmw_is_replica() && ftmw_peer_is_up(&st.masters[st.primary]))
-    send_master(st.primary, FTMW_FRAME_DONE, p->id, 0, p->calls, NULL, 0);
-  /* A primary can now answer SUSPECTs of this exchange; a master that
-   * became primary takes over. */
-  ftmw_rep_serve();
-  return p->kept != NULL;
-}
-
-int ftmw_rep_after(ftmw_peer *p, ftmw_msg *m) { return exchange_ended(p, 1, m); }
-
-void ftmw_rep_failed(ftmw_peer *p) { exchange_ended(p, 0, NULL); }
+/* --- the exchange sequence ------------------------------------------------ */
 
 /* Primary: sends the verdict on worker p's exchange n to every live
  * replica, after the data the primary kept if the exchange received some.
  * Returns 0 if it could not (out of memory). */
 static int tell_verdict(ftmw_peer *p, uint64_t n, int ok) {
-  if (ok && p->kept != NULL) { /* the data the replicas may not have */
-    size_t len = 4 + p->kept->len;
+  const ftmw_msg *kept = of(p)->kept;
+  if (ok && kept != NULL) { /* the data the replicas may not have */
+    size_t len = 4 + kept->len;
     uint8_t *b = malloc(len);
     if (b == NULL)
       return 0;
     ftmw_put32(b, (uint32_t)p->id);
-    memcpy(b + 4, p->kept->data, p->kept->len);
+    memcpy(b + 4, kept->data, kept->len);
     for (int k = 0; k <= st.M; k++)
       if (replica_alive(k))
-        send_master(k, FTMW_FRAME_KEPT, p->kept->tag, 0, p->kept->seq, b, len);
+        send_master(k, FTMW_FRAME_KEPT, kept->tag, 0, kept->seq, b, len);
     free(b);
   }
   for (int k = 0; k <= st.M; k++)
@@ -137,14 +130,15 @@ static int tell_verdict(ftmw_peer *p, uint64_t n, int ok) {
  * has it if any other has. Out of memory, it is tried again at the next
  * ftmw_rep_serve. */
 static void answer(ftmw_peer *p, uint64_t n) {
-  if (p->answered_n != n) {
-    if (!tell_verdict(p, n, n == p->outcome_n && p->outcome_ok))
+  ftmw_rep_worker *w = of(p);
+  if (w->answered_n != n) {
+    if (!tell_verdict(p, n, n == w->outcome_n && w->outcome_ok))
       return;
-    p->answered_n = n;
+    w->answered_n = n;
   }
   for (int k = 0; k <= st.M; k++)
-    if (p->suspect_by[k] == n)
-      p->suspect_by[k] = 0;
+    if (w->suspect_by[k] == n)
+      w->suspect_by[k] = 0;
 }
 
 static void send_decision(int k, const ftmw_decision *d) {
@@ -159,39 +153,40 @@ static void send_decision(int k, const ftmw_decision *d) {
  * missed only that one); otherwise it reports to the new primary the
  * exchanges it has completed (its DONEs went to the old one). */
 static void primary_changed(void) {
-  st.seen_primary = st.primary;
+  rs.seen_primary = st.primary;
   if (st.primary == st.id) {
     ftmw_trace("role_change", "\"role\":\"primary\",\"decisions\":%llu",
-               (unsigned long long)st.dec_rcvd);
+               (unsigned long long)rs.dec_rcvd);
     ftmw_log("master %d takes over as primary", st.id);
-    for (int k = 0; k <= st.M && st.dec_rcvd > 0; k++)
+    for (int k = 0; k <= st.M && rs.dec_rcvd > 0; k++)
       if (replica_alive(k))
-        send_decision(k, &st.dec_last);
+        send_decision(k, &rs.dec_last);
     return;
   }
   for (int r = 1; r <= st.W; r++)
-    if (st.workers[r].calls > 0 &&
-        ftmw_peer_is_up(&st.masters[st.primary]))
-      send_master(st.primary, FTMW_FRAME_DONE, r, 0, st.workers[r].calls,
+    if (rs.workers[r].calls > 0 && ftmw_peer_is_up(&st.masters[st.primary]))
+      send_master(st.primary, FTMW_FRAME_DONE, r, 0, rs.workers[r].calls,
                   NULL, 0);
 }
 
-int ftmw_rep_serve(void) {
+static void flush_primary_call(void);
+
+static int replicated_serve(void) {
   static int serving;
-  if (!with_replicas() || serving)
+  if (serving)
     return 0;
   serving = 1;
   int n = 0;
   flush_primary_call();
-  if (st.primary != st.seen_primary) {
+  if (st.primary != rs.seen_primary) {
     primary_changed();
     n++;
   }
   for (int r = 1; r <= st.W && st.id == st.primary; r++) {
-    ftmw_peer *p = &st.workers[r];
+    ftmw_rep_worker *w = &rs.workers[r];
     for (int k = 0; k <= st.M; k++)
-      if (p->suspect_by[k] != 0 && p->suspect_by[k] <= p->outcome_n) {
-        answer(p, p->suspect_by[k]);
+      if (w->suspect_by[k] != 0 && w->suspect_by[k] <= w->outcome_n) {
+        answer(&st.workers[r], w->suspect_by[k]);
         n++;
       }
   }
@@ -199,12 +194,76 @@ int ftmw_rep_serve(void) {
   return n;
 }
 
-int ftmw_rep_verdict(ftmw_peer *p) {
-  uint64_t n = p->calls + 1;
+static int replicated_begin(ftmw_peer *p) {
+  const ftmw_rep_worker *w = of(p);
+  if (st.id != st.primary || w->calls == 0)
+    return 0;
+  int waited = 0;
+  for (int k = 0; k <= st.M; k++)
+    while (replica_alive(k) && w->done_by[k] < w->calls) {
+      ftmw_wait_locked(-1); /* which answers the replicas' SUSPECTs */
+      waited = 1;
+    }
+  return waited;
+}
+
+static void replicated_decide(int kind, int rank, uint64_t value) {
+  if (st.id != st.primary)
+    return;
+  /* A master that has just taken over resends the old primary's last
+   * decision first: a replica that missed it would take a new one for
+   * out of order. */
+  if (st.primary != rs.seen_primary)
+    primary_changed();
+  flush_primary_call(); /* decisions go out in the order they were made */
+  ftmw_decision d = {.kind = kind, .rank = rank, .value = value,
+                     .number = ++rs.dec_taken};
+  for (int k = 0; k <= st.M; k++)
+    if (replica_alive(k))
+      send_decision(k, &d);
+}
+
+static int replicated_follow(int kind, int want_rank, int *rank,
+                             uint64_t *value) {
+  while (ftmw_q_empty(&rs.decisions)) {
+    if (!ftmw_is_replica())
+      return 0;
+    ftmw_wait_locked(-1);
+  }
+  ftmw_decision *d =
+      FTMW_CONTAINER_OF(ftmw_q_head(&rs.decisions), ftmw_decision, node);
+  if (d->kind != kind || (want_rank >= 0 && d->rank != want_rank))
+    diverged(d->kind, kind);
+  ftmw_q_remove(&d->node);
+  *rank = d->rank;
+  *value = d->value;
+  rs.dec_taken = d->number;
+  free(d);
+  return 1;
+}
+
+static int replicated_end(ftmw_peer *p, int ok, ftmw_msg *m) {
+  ftmw_rep_worker *w = of(p);
+  w->calls++;
+  w->outcome_n = w->calls;
+  w->outcome_ok = ok;
+  ftmw_msg_free(w->kept);
+  w->kept = ok ? m : NULL;
+  if (ftmw_is_replica() && ftmw_peer_is_up(&st.masters[st.primary]))
+    send_master(st.primary, FTMW_FRAME_DONE, p->id, 0, w->calls, NULL, 0);
+  /* A primary can now answer SUSPECTs of this exchange; a master that
+   * became primary takes over. */
+  replicated_serve();
+  return w->kept != NULL;
+}
+
+static int replicated_verdict(ftmw_peer *p) {
+  const ftmw_rep_worker *w = of(p);
+  uint64_t n = w->calls + 1;
   int asked = -1;
-  while (with_replicas()) {
-    if (p->verdict_n >= n)
-      return p->verdict_ok;
+  for (;;) {
+    if (w->verdict_n >= n)
+      return w->verdict_ok;
     if (!ftmw_is_replica())
       return 0; /* the primary reports what it saw */
     if (asked != st.primary) { /* first asking, or a new primary */
@@ -216,11 +275,236 @@ int ftmw_rep_verdict(ftmw_peer *p) {
     }
     ftmw_wait_locked(-1);
   }
+}
+
+/* A master alone (or any process but a master with replicas): every
+ * exchange is its own to decide, and nobody asks about it. */
+static int solo_begin(ftmw_peer *p) { (void)p; return 0; }
+static int solo_follow(int kind, int want_rank, int *rank, uint64_t *value) {
+  (void)kind, (void)want_rank, (void)rank, (void)value;
+  return 0;
+}
+static void solo_decide(int kind, int rank, uint64_t value) {
+  (void)kind, (void)rank, (void)value;
+}
+static int solo_end(ftmw_peer *p, int ok, ftmw_msg *m) {
+  (void)p, (void)ok, (void)m;
+  return 0;
+}
+static int solo_verdict(ftmw_peer *p) { (void)p; return 0; }
+static int solo_serve(void) { return 0; }
+
+typedef struct exchange_impl {
+  int (*begin)(ftmw_peer *p);
+  int (*follow)(int kind, int want_rank, int *rank, uint64_t *value);
+  void (*decide)(int kind, int rank, uint64_t value);
+  int (*end)(ftmw_peer *p, int ok, ftmw_msg *m);
+  int (*verdict)(ftmw_peer *p);
+  int (*serve)(void);
+} exchange_impl;
+
+static const exchange_impl solo = {solo_begin, solo_follow, solo_decide,
+                                   solo_end, solo_verdict, solo_serve};
+static const exchange_impl replicated = {
+    replicated_begin, replicated_follow,  replicated_decide,
+    replicated_end,   replicated_verdict, replicated_serve};
+
+static const exchange_impl *impl(void) {
+  return with_replicas() ? &replicated : &solo;
+}
+
+int ftmw_rep_begin(ftmw_peer *p) { return impl()->begin(p); }
+int ftmw_rep_follow(int kind, int want_rank, int *rank, uint64_t *value) {
+  return impl()->follow(kind, want_rank, rank, value);
+}
+void ftmw_rep_decide(int kind, int rank, uint64_t value) {
+  impl()->decide(kind, rank, value);
+}
+int ftmw_rep_end(ftmw_peer *p, int ok, ftmw_msg *m) {
+  return impl()->end(p, ok, m);
+}
+int ftmw_rep_verdict(ftmw_peer *p) { return impl()->verdict(p); }
+int ftmw_rep_serve(void) { return impl()->serve(); }
+
+void ftmw_rep_unfollow(int kind, int rank, uint64_t value) {
+  ftmw_decision *d = malloc(sizeof(*d));
+  if (d == NULL)
+    diverged(kind, 0); /* cannot keep it: cannot follow any more */
+  d->kind = kind;
+  d->rank = rank;
+  d->value = value;
+  d->number = rs.dec_taken--;
+  /* insert at the head */
+  d->node.next = rs.decisions.next;
+  d->node.prev = &rs.decisions;
+  rs.decisions.next->prev = &d->node;
+  rs.decisions.next = &d->node;
+}
+
+int ftmw_wait_locked(int64_t ms) {
+  /* A primary answers its replicas while it waits; answering waits for
+   * writes, and a wake-up meant for the caller may have come meanwhile. */
+  if (ftmw_rep_serve() > 0)
+    return 0;
+  return link_->wait_locked(ms);
+}
+
+/* --- frames from the other processes -------------------------------------- */
+
+int ftmw_rep_queue_decision_locked(const ftmw_decision *d) {
+  if (d->number <= rs.dec_rcvd)
+    return 1;
+  if (d->number != rs.dec_rcvd + 1)
+    return -1;
+  ftmw_decision *q = malloc(sizeof(*q));
+  if (q == NULL)
+    return -1;
+  *q = *d;
+  rs.dec_rcvd = d->number;
+  rs.dec_last = *d;
+  ftmw_q_insert_tail(&rs.decisions, &q->node);
   return 0;
 }
 
+/* DECIDE, primary to replica: queued for the call that must follow it. */
+static int on_decide(ftmw_peer *p, const ftmw_hdr *h, void *payload) {
+  const uint8_t *b = payload;
+  ftmw_decision d = {.kind = h->tag, .number = h->seq};
+  d.rank = (int)ftmw_get32(b);
+  d.value = ftmw_get64(b + 8);
+  ftmw_msg_free_data(payload);
+  int rc = -1;
+  if (p->kind == FTMW_ROLE_MASTER && st.role == FTMW_ROLE_MASTER &&
+      d.rank >= (d.kind == FTMW_DECIDE_TESTANY || d.kind == FTMW_DECIDE_PRIMARY
+                     ? 0
+                     : 1) &&
+      d.rank <= st.W) {
+    uv_mutex_lock(&st.lock);
+    rc = ftmw_rep_queue_decision_locked(&d);
+    ftmw_loop_wake_locked();
+    uv_mutex_unlock(&st.lock);
+  }
+  if (rc < 0) {
+    ftmw_peer_down(p, 0, "protocol error: DECIDE out of order or unexpected");
+    return 1;
+  }
+  ftmw_trace("decision", "\"from\":%d,\"number\":%llu,\"kind\":%d,"
+             "\"worker\":%d,\"value\":%llu,\"duplicate\":%d", p->id,
+             (unsigned long long)d.number, d.kind, d.rank,
+             (unsigned long long)d.value, rc);
+  return 0;
+}
+
+/* KEPT, primary to replica: the data a worker sent the primary before
+ * dying, queued as if the worker's COPY had come. */
+static int on_kept(ftmw_peer *p, const ftmw_hdr *h, void *payload) {
+  const uint8_t *b = payload;
+  uint32_t rank = ftmw_get32(b); /* the wire checked len >= 4 */
+  size_t len = (size_t)h->len - 4;
+  ftmw_msg *m = NULL;
+  if (p->kind == FTMW_ROLE_MASTER && st.role == FTMW_ROLE_MASTER &&
+      rank >= 1 && (int)rank <= st.W)
+    m = ftmw_msg_new(len);
+  if (m != NULL) {
+    m->source = (int)rank;
+    m->tag = h->tag;
+    m->seq = h->seq;
+    m->len = len;
+    memcpy(m->data, b + 4, len);
+  }
+  ftmw_msg_free_data(payload);
+  if (m == NULL) {
+    ftmw_peer_down(p, 0, "protocol error: bad KEPT");
+    return 1;
+  }
+  ftmw_trace("kept", "\"worker\":%u,\"seq\":%llu", rank,
+             (unsigned long long)h->seq);
+  ftmw_inbox_push(&st.workers[rank], m);
+  return 0;
+}
+
+/* ACKED, DONE, SUSPECT and VERDICT: what the worker or the other masters
+ * have done with an exchange. */
+static int on_progress(ftmw_peer *p, const ftmw_hdr *h) {
+  int ok = st.role == FTMW_ROLE_MASTER &&
+           (h->type == FTMW_FRAME_ACKED
+                ? p->kind == FTMW_ROLE_WORKER
+                : p->kind == FTMW_ROLE_MASTER && h->tag <= st.W);
+  uv_mutex_lock(&st.lock);
+  ftmw_rep_worker *w = ok ? &rs.workers[h->type == FTMW_FRAME_ACKED
+                                            ? p->id
+                                            : (int)h->tag]
+                          : NULL;
+  switch (ok ? h->type : 0) {
+  case FTMW_FRAME_ACKED: /* from a worker, to a replica */
+    if (h->seq > w->acked_seq)
+      w->acked_seq = h->seq;
+    break;
+  case FTMW_FRAME_DONE: /* from a replica, to the primary */
+    w->done_by[p->id] = h->seq;
+    break;
+  case FTMW_FRAME_SUSPECT:
+    w->suspect_by[p->id] = h->seq;
+    break;
+  case FTMW_FRAME_VERDICT: /* from the primary, to a replica */
+    w->verdict_n = h->seq;
+    w->verdict_ok = (h->flags & FTMW_FLAG_OK) != 0;
+    break;
+  }
+  ftmw_loop_wake_locked();
+  uv_mutex_unlock(&st.lock);
+  if (!ok) {
+    ftmw_peer_down(p, 0, "protocol error: unexpected replica frame");
+    return 1;
+  }
+  if (ftmw_trace_enabled())
+    ftmw_trace(h->type == FTMW_FRAME_ACKED     ? "acked"
+               : h->type == FTMW_FRAME_DONE    ? "done"
+               : h->type == FTMW_FRAME_SUSPECT ? "suspect"
+                                               : "verdict",
+               "\"from\":%d,\"worker\":%d,\"call\":%llu,\"ok\":%d", p->id,
+               h->tag, (unsigned long long)h->seq,
+               (h->flags & FTMW_FLAG_OK) != 0);
+  return 0;
+}
+
+int ftmw_rep_on_frame(ftmw_peer *p, const ftmw_hdr *h, void *payload) {
+  switch (h->type) {
+  case FTMW_FRAME_DECIDE:
+    return on_decide(p, h, payload);
+  case FTMW_FRAME_KEPT:
+    return on_kept(p, h, payload);
+  default:
+    return on_progress(p, h);
+  }
+}
+
+
+/* --- calls that only masters with replicas make --------------------------- */
+
+static void flush_primary_call(void) {
+  if (rs.primary_call_pending) {
+    rs.primary_call_pending = 0;
+    ftmw_rep_decide(FTMW_DECIDE_PRIMARY, 0, 1);
+  }
+}
+
+int ftmw_rep_primary_call(void) {
+  int r;
+  uint64_t v;
+  flush_primary_call(); /* two in a row: the first is told now */
+  if (ftmw_rep_follow(FTMW_DECIDE_PRIMARY, -1, &r, &v))
+    return 0;
+  /* One pass of the loop first: a primary that was stopped or starved
+   * past FT_TIMEOUT_MS, and replaced meanwhile, finds its FENCE there and
+   * exits instead of writing the output a new primary writes. */
+  ftmw_wait_locked(0);
+  rs.primary_call_pending = 1;
+  return 1;
+}
+
 int ftmw_rep_send(ftmw_peer *p, uint64_t seq) {
-  while (p->acked_seq < seq) {
+  while (of(p)->acked_seq < seq) {
     if (!ftmw_peer_is_up(p))
       return ftmw_peer_is_failed(p) ? FT_ERR_PEER_FAILED
                                     : FT_ERR_PEER_FINALIZED;
@@ -245,71 +529,6 @@ void ftmw_rep_copy(int acker, int tag, uint64_t seq, const void *buf,
   }
 }
 
-int ftmw_rep_primary_call(void) {
-  int r;
-  uint64_t v;
-  flush_primary_call(); /* two in a row: the first is told now */
-  if (ftmw_rep_follow(FTMW_DECIDE_PRIMARY, -1, &r, &v))
-    return 0;
-  /* One pass of the loop first: a primary that was stopped or starved
-   * past FT_TIMEOUT_MS, and replaced meanwhile, finds its FENCE there and
-   * exits instead of writing the output a new primary writes. */
-  ftmw_wait_locked(0);
-  primary_call_pending = 1;
-  return 1;
-}
-
-void ftmw_rep_decide(int kind, int rank, uint64_t value) {
-  if (!is_primary_with_replicas())
-    return;
-  /* A master that has just taken over resends the old primary's last
-   * decision first: a replica that missed it would take a new one for
-   * out of order. */
-  if (st.primary != st.seen_primary)
-    primary_changed();
-  flush_primary_call(); /* decisions go out in the order they were made */
-  ftmw_decision d = {.kind = kind, .rank = rank, .value = value,
-                     .number = ++st.dec_taken};
-  for (int k = 0; k <= st.M; k++)
-    if (replica_alive(k))
-      send_decision(k, &d);
-}
-
-int ftmw_rep_follow(int kind, int want_rank, int *rank, uint64_t *value) {
-  if (!with_replicas())
-    return 0;
-  while (ftmw_q_empty(&st.decisions)) {
-    if (!ftmw_is_replica())
-      return 0;
-    ftmw_wait_locked(-1);
-  }
-  ftmw_decision *d =
-      FTMW_CONTAINER_OF(ftmw_q_head(&st.decisions), ftmw_decision, node);
-  if (d->kind != kind || (want_rank >= 0 && d->rank != want_rank))
-    diverged(d->kind, kind);
-  ftmw_q_remove(&d->node);
-  *rank = d->rank;
-  *value = d->value;
-  st.dec_taken = d->number;
-  free(d);
-  return 1;
-}
-
-void ftmw_rep_unfollow(int kind, int rank, uint64_t value) {
-  ftmw_decision *d = malloc(sizeof(*d));
-  if (d == NULL)
-    diverged(kind, 0); /* cannot keep it: cannot follow any more */
-  d->kind = kind;
-  d->rank = rank;
-  d->value = value;
-  d->number = st.dec_taken--;
-  /* insert at the head */
-  d->node.next = st.decisions.next;
-  d->node.prev = &st.decisions;
-  st.decisions.next->prev = &d->node;
-  st.decisions.next = &d->node;
-}
-
 uint64_t ftmw_rep_restore_value(int code, const ftmw_peer *p) {
   uint64_t v = (uint16_t)code;
   if (code == FT_SUCCESS)
@@ -323,8 +542,6 @@ int ftmw_rep_follow_restore(ftmw_peer *p, uint64_t v) {
   if (code == FT_ERR_NOT_FAILED)
     return code;
   p->unreported = 0;
-  p->post.active = 0;
-  p->log.posted = NULL; /* ms_restore posts it again if it replays it */
   if (code != FT_SUCCESS)
     return code;
   /* A spare's ACTIVATED, or a spawned worker's HELLO, is on its way: it
@@ -347,15 +564,6 @@ int ftmw_rep_follow_restore(ftmw_peer *p, uint64_t v) {
       ftmw_peer_set_locked(p, FTMW_PEER_JOINING, "restored by the primary");
     ftmw_peer_failed_locked(p, 1, "died before it reached this master");
   }
-  p->app_epoch = e;
   ftmw_trace("restore_followed", "\"peer\":%d,\"peer_epoch\":%u", p->id, e);
   return FT_SUCCESS;
-}
-
-int ftmw_wait_locked(int64_t ms) {
-  /* A primary answers its replicas while it waits; answering waits for
-   * writes, and a wake-up meant for the caller may have come meanwhile. */
-  if (ftmw_rep_serve() > 0)
-    return 0;
-  return link_->wait_locked(ms);
 }

@@ -1,7 +1,9 @@
-/* Master replicas (SPEC section 6): the lock-step protocol's pieces that
- * the data path (api.c) calls, and failover (see docs/replicas.md). Every
- * function is called with st.lock held, from the application thread
- * (DECIDE frames arrive in inbox.c). */
+/* Master replicas (SPEC section 6): the lock-step protocol and failover
+ * (see docs/replicas.md), one module. The data path (api.c, recv.c) runs
+ * every exchange through its sequence; its frames reach it from the
+ * transport (ftmw_transport_route); its state is its own
+ * (replica_state.h). Every function here is called with st.lock held,
+ * from the application thread. */
 #ifndef FTMW_REPLICA_H
 #define FTMW_REPLICA_H
 
@@ -10,7 +12,6 @@
 
 struct ftmw_peer;
 struct ftmw_msg;
-struct ftmw_decision;
 
 /* What the protocol needs of the transport: the transport itself, or a
  * fake in the unit tests (tests/test_replica.c). st.lock held on entry
@@ -29,28 +30,58 @@ typedef struct ftmw_rep_link {
 void ftmw_rep_use_link(const ftmw_rep_link *l);
 
 
-/* Primary: before an exchange with worker p, whatever its outcome (data,
- * or p's failure reported), waits until every live replica has reported
- * the previous exchange with p done: a replica still in it may ask for
- * the primary's verdict on it, which only the last outcome answers.
- * Returns 1 if it waited (what the caller matched may have changed). */
-int ftmw_rep_before(struct ftmw_peer *p);
+/* Sets up the protocol's state for W workers (before the transport starts:
+ * frames may come at once) and routes its frames to it. Returns 0, or -1
+ * out of memory. ftmw_rep_free frees what it holds (ft_finalize). */
+int ftmw_rep_init(int W);
+void ftmw_rep_free(int W);
 
-/* Every master, after an exchange with worker p that succeeded (m: the
- * message received, NULL for a send) or reported p's failure: counts it
- * and keeps its outcome (and m itself, until the next exchange with p), to
+/* --- the exchange sequence ---
+ * Every exchange of a master with worker p (a send, a receive, a failure
+ * reported) runs the same sequence, with st.lock held:
+ *
+ *   ftmw_rep_begin(p)                  before it
+ *   ftmw_rep_follow() / ..._decide()   at each nondeterministic choice
+ *   ftmw_rep_end(p, ok, m)             after it
+ *
+ * A master with replicas runs the replicated implementation; any other
+ * process the solo one, where each step does nothing. */
+
+/* Begin: the primary waits until every live replica has reported the
+ * previous exchange with p done (a replica still in it may ask for the
+ * primary's verdict on it, which only the last outcome answers), whatever
+ * this one's outcome (data, or p's failure reported). Returns 1 if it
+ * waited (what the caller matched may have changed). */
+int ftmw_rep_begin(struct ftmw_peer *p);
+
+/* Decide-or-follow, at a nondeterministic call of that kind (naming worker
+ * want_rank, or -1): ftmw_rep_follow returns 1 when the call must follow
+ * the primary's decision (then in *rank and *value), which it waits for;
+ * 0 when this master decides: it makes the choice and then tells it with
+ * ftmw_rep_decide (the primary tells every live replica, in priority
+ * order; a replica's call tells nobody). A replica whose call is not the
+ * one decided leaves the job (exit 70). */
+int ftmw_rep_follow(int kind, int want_rank, int *rank, uint64_t *value);
+void ftmw_rep_decide(int kind, int rank, uint64_t value);
+
+/* Puts the decision just followed back (the call returned FT_ERR_TRUNCATE
+ * and will be made again). */
+void ftmw_rep_unfollow(int kind, int rank, uint64_t value);
+
+/* End, after an exchange with p that succeeded (ok; m: the message
+ * received, NULL for a send) or reported p's failure (!ok): counts it and
+ * keeps its outcome (and m itself, until the next exchange with p), to
  * answer replicas that suspect that exchange if this master is or becomes
- * primary; a replica tells the primary (DONE). ftmw_rep_after returns 1
- * when it keeps m: the caller must not free it. */
-int ftmw_rep_after(struct ftmw_peer *p, struct ftmw_msg *m);
-void ftmw_rep_failed(struct ftmw_peer *p);
+ * primary; a replica tells the primary (DONE). Returns 1 when it keeps m:
+ * the caller must not free it. */
+int ftmw_rep_end(struct ftmw_peer *p, int ok, struct ftmw_msg *m);
 
-/* Master, when worker p failed during its exchange: the primary's
- * verdict on the same exchange, asked for (SUSPECT) if none came yet, and
- * asked again of a new primary. 1: the primary's exchange succeeded (for
- * a receive, its data is queued here by now): complete this one too;
- * 0: report the failure from this call (also what a master that is
- * primary, or becomes primary, decides when no verdict came). */
+/* When worker p failed during the exchange: the primary's verdict on the
+ * same exchange, asked for (SUSPECT) if none came yet, and asked again of
+ * a new primary. 1: the primary's exchange succeeded (for a receive, its
+ * data is queued here by now): complete this one too; 0: report the
+ * failure from this call (also what a master that is primary, or becomes
+ * primary, decides when no verdict came). */
 int ftmw_rep_verdict(struct ftmw_peer *p);
 
 /* Whatever the protocol needs from a master while it waits: a master that
@@ -74,21 +105,6 @@ int ftmw_rep_send(struct ftmw_peer *p, uint64_t seq);
 void ftmw_rep_copy(int acker, int tag, uint64_t seq, const void *buf,
                    size_t len);
 
-/* Primary: tells every live replica, in priority order, the outcome of a
- * nondeterministic call (FTMW_DECIDE_* kind, worker rank, value). */
-void ftmw_rep_decide(int kind, int rank, uint64_t value);
-
-/* Master, at a nondeterministic call of that kind (naming worker rank,
- * or -1): 1 when the call must follow the primary's decision (then in
- * *rank and *value), which it waits for; 0 when this master decides (it
- * is the primary and has no decision of an old primary left to follow).
- * A replica whose call is not the one decided leaves the job (exit 70). */
-int ftmw_rep_follow(int kind, int want_rank, int *rank, uint64_t *value);
-
-/* Puts the decision just followed back (the call returned FT_ERR_TRUNCATE
- * and will be made again). */
-void ftmw_rep_unfollow(int kind, int rank, uint64_t value);
-
 /* The value of an ft_restore decision on worker p: the outcome code, and
  * on success the new incarnation and the spare it came from. */
 uint64_t ftmw_rep_restore_value(int code, const struct ftmw_peer *p);
@@ -96,7 +112,8 @@ uint64_t ftmw_rep_restore_value(int code, const struct ftmw_peer *p);
 /* Replica's ft_restore of p, given the primary's decision v: waits until
  * the new incarnation is adopted (a spare's ACTIVATED, a spawned worker's
  * HELLO), or its spare is gone or the launch deadline passed (then the
- * new incarnation counts as failed here). Returns the outcome code. */
+ * new incarnation counts as failed here). Returns the outcome code; on
+ * FT_SUCCESS, p->epoch is the incarnation the primary made. */
 int ftmw_rep_follow_restore(struct ftmw_peer *p, uint64_t v);
 
 /* ft_is_primary with replicas: 1 in the master that decides this call

@@ -156,35 +156,6 @@ static void on_activate(ftmw_conn *c, ftmw_peer *p, const ftmw_hdr *h) {
   ftmw_trace("activated", NULL);
 }
 
-/* DECIDE, primary to replica: queued for the call that must follow it. */
-static int on_decide(ftmw_peer *p, const ftmw_hdr *h, void *payload) {
-  const uint8_t *b = payload;
-  ftmw_decision d = {.kind = h->tag, .number = h->seq};
-  d.rank = (int)ftmw_get32(b);
-  d.value = ftmw_get64(b + 8);
-  ftmw_msg_free_data(payload);
-  int rc = -1;
-  if (p->kind == FTMW_ROLE_MASTER && st.role == FTMW_ROLE_MASTER &&
-      d.rank >= (d.kind == FTMW_DECIDE_TESTANY || d.kind == FTMW_DECIDE_PRIMARY
-                     ? 0
-                     : 1) &&
-      d.rank <= st.W) {
-    uv_mutex_lock(&st.lock);
-    rc = ftmw_inbox_decision_locked(&d);
-    ftmw_loop_wake_locked();
-    uv_mutex_unlock(&st.lock);
-  }
-  if (rc < 0) {
-    ftmw_peer_down(p, 0, "protocol error: DECIDE out of order or unexpected");
-    return 1;
-  }
-  ftmw_trace("decision", "\"from\":%d,\"number\":%llu,\"kind\":%d,"
-             "\"worker\":%d,\"value\":%llu,\"duplicate\":%d", p->id,
-             (unsigned long long)d.number, d.kind, d.rank,
-             (unsigned long long)d.value, rc);
-  return 0;
-}
-
 /* ACTIVATED from spare sp to a replica: the primary's ft_restore made
  * it worker tag, incarnation seq, and its frames now say so. */
 static int on_adopt(ftmw_conn *c, ftmw_peer *sp, const ftmw_hdr *h) {
@@ -202,52 +173,6 @@ static int on_adopt(ftmw_conn *c, ftmw_peer *sp, const ftmw_hdr *h) {
   sp->conn = NULL;
   adopt(c, &st.workers[r], e, sp->id + 1, &sp->at, 0);
   return 0;
-}
-
-/* Replica protocol frames (SPEC section 6); st.lock not held. */
-static int on_replica_frame(ftmw_peer *p, const ftmw_hdr *h) {
-  int ok = 1;
-  uv_mutex_lock(&st.lock);
-  switch (h->type) {
-  case FTMW_FRAME_ACKED: /* from a worker, to a replica */
-    if (st.role != FTMW_ROLE_MASTER || p->kind != FTMW_ROLE_WORKER)
-      ok = 0;
-    else if (h->seq > p->acked_seq)
-      p->acked_seq = h->seq;
-    break;
-  case FTMW_FRAME_DONE: /* from a replica, to the primary */
-  case FTMW_FRAME_SUSPECT:
-    if (p->kind != FTMW_ROLE_MASTER || st.role != FTMW_ROLE_MASTER ||
-        h->tag > st.W)
-      ok = 0;
-    else if (h->type == FTMW_FRAME_DONE)
-      st.workers[h->tag].done_by[p->id] = h->seq;
-    else
-      st.workers[h->tag].suspect_by[p->id] = h->seq;
-    break;
-  case FTMW_FRAME_VERDICT: /* from the primary, to a replica */
-    if (p->kind != FTMW_ROLE_MASTER || st.role != FTMW_ROLE_MASTER ||
-        h->tag > st.W)
-      ok = 0;
-    else {
-      st.workers[h->tag].verdict_n = h->seq;
-      st.workers[h->tag].verdict_ok = (h->flags & FTMW_FLAG_OK) != 0;
-    }
-    break;
-  }
-  ftmw_loop_wake_locked();
-  uv_mutex_unlock(&st.lock);
-  if (!ok)
-    ftmw_peer_down(p, 0, "protocol error: unexpected replica frame");
-  else if (ftmw_trace_enabled())
-    ftmw_trace(h->type == FTMW_FRAME_ACKED     ? "acked"
-               : h->type == FTMW_FRAME_DONE    ? "done"
-               : h->type == FTMW_FRAME_SUSPECT ? "suspect"
-                                               : "verdict",
-               "\"from\":%d,\"worker\":%d,\"call\":%llu,\"ok\":%d", p->id,
-               h->tag, (unsigned long long)h->seq,
-               (h->flags & FTMW_FLAG_OK) != 0);
-  return !ok;
 }
 
 /* FENCE from master m: it declared this process failed (ftmw_peer_down),
@@ -281,6 +206,11 @@ static int primary_first(ftmw_conn *c, const ftmw_peer *p, int type) {
   return !ftmw_link_open(c);
 }
 
+/* The frames a module above handles (ftmw_transport_route). */
+static ftmw_frame_fn routes[FTMW_FRAME_TYPE_MAX];
+
+void ftmw_transport_route(int type, ftmw_frame_fn fn) { routes[type] = fn; }
+
 /* Returns non-zero when the connection was closed. */
 static int on_frame(void *ctx, ftmw_conn *c, void *peer, const ftmw_hdr *h,
                     void *payload) {
@@ -298,6 +228,8 @@ static int on_frame(void *ctx, ftmw_conn *c, void *peer, const ftmw_hdr *h,
     ftmw_msg_free_data(payload);
     return 1;
   }
+  if (routes[h->type] != NULL) /* the wire checked the type */
+    return routes[h->type](p, h, payload) || !ftmw_link_open(c);
   switch (h->type) {
   case FTMW_FRAME_COPY: /* only a worker to a replica */
     if (st.role != FTMW_ROLE_MASTER || p->kind != FTMW_ROLE_WORKER) {
@@ -312,19 +244,6 @@ static int on_frame(void *ctx, ftmw_conn *c, void *peer, const ftmw_hdr *h,
       return 1;
     }
     return !ftmw_link_open(c);
-  case FTMW_FRAME_DECIDE:
-    return on_decide(p, h, payload);
-  case FTMW_FRAME_ACKED:
-  case FTMW_FRAME_DONE:
-  case FTMW_FRAME_SUSPECT:
-  case FTMW_FRAME_VERDICT:
-    return on_replica_frame(p, h);
-  case FTMW_FRAME_KEPT:
-    if (ftmw_inbox_kept(p, h, payload) != 0) {
-      ftmw_peer_down(p, 0, "protocol error: bad KEPT");
-      return 1;
-    }
-    return 0;
   case FTMW_FRAME_ACK:
     if (ftmw_link_acked(c, h->seq) != 0) {
       ftmw_peer_down(p, 0, "protocol error: unexpected ACK");

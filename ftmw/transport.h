@@ -41,6 +41,17 @@ int ftmw_op_wait_locked(ftmw_op *op);
  * (replica.h), which answers the replicas first. */
 int ftmw_transport_wait_locked(int64_t ms);
 
+/* A handler for frames of one type from peer p (the loop's owner, st.lock
+ * not held): it owns payload (ftmw_msg_free_data), and returns non-zero
+ * when it put p down. */
+typedef int (*ftmw_frame_fn)(ftmw_peer *p, const ftmw_hdr *h, void *payload);
+
+/* Frames of that type, once they have passed the transport's checks
+ * (identity, epoch, a new primary's order), go to fn: how a module above
+ * the transport (the replica protocol) receives its own frames without
+ * the transport knowing it. Set before ftmw_transport_start. */
+void ftmw_transport_route(int type, ftmw_frame_fn fn);
+
 /* Where this process runs (set by ftmw_transport_start). */
 const ftmw_place *ftmw_transport_self(void);
 

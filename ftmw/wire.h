@@ -106,7 +106,7 @@ static inline uint64_t ftmw_get64(const uint8_t *p) {
   return (uint64_t)ftmw_get32(p) | (uint64_t)ftmw_get32(p + 4) << 32;
 }
 
-typedef struct {
+typedef struct ftmw_hdr {
   uint8_t type;
   uint16_t flags;
   uint32_t src;

@@ -29,6 +29,7 @@
 
 #include "ftmw_impl.h"
 #include "inbox.h"
+#include "replica_state.h"
 
 #define st ftmw_st
 
@@ -193,8 +194,28 @@ static void data_arrives(const event *e) {
   }
   memcpy(p, e->text, len);
   uv_mutex_unlock(&st.lock);
-  int rc = is_kept ? ftmw_inbox_kept(&st.masters[e->from], &h, m->data)
+  int rc = is_kept ? ftmw_rep_on_frame(&st.masters[e->from], &h, m->data)
                    : ftmw_inbox_data(NULL, &st.workers[e->worker], &h, m->data);
+  uv_mutex_lock(&st.lock);
+  cr_assert_eq(rc, 0, "%s refused", type_name(h.type));
+}
+
+/* ACKED (from worker e->worker), DONE, SUSPECT or VERDICT (from master
+ * e->from, about that worker) reaches this master: the transport hands it
+ * to replica.c's frame handler (which takes st.lock). */
+static void progress_arrives(const event *e) {
+  int acked = e->kind == EV_ACKED;
+  ftmw_hdr h = {.type = acked ? FTMW_FRAME_ACKED
+                      : e->kind == EV_DONE    ? FTMW_FRAME_DONE
+                      : e->kind == EV_SUSPECT ? FTMW_FRAME_SUSPECT
+                                              : FTMW_FRAME_VERDICT,
+                .flags = e->kind == EV_VERDICT && e->ok ? FTMW_FLAG_OK : 0,
+                .tag = acked ? e->tag : e->worker,
+                .seq = e->seq};
+  uv_mutex_unlock(&st.lock);
+  int rc = ftmw_rep_on_frame(acked ? &st.workers[e->worker]
+                                   : &st.masters[e->from],
+                             &h, NULL);
   uv_mutex_lock(&st.lock);
   cr_assert_eq(rc, 0, "%s refused", type_name(h.type));
 }
@@ -206,24 +227,16 @@ static void happen(const event *e) {
   case EV_DECIDE: { /* on_decide */
     ftmw_decision d = {.kind = e->tag, .rank = e->worker, .value = e->value,
                        .number = e->seq};
-    cr_assert_geq(ftmw_inbox_decision_locked(&d), 0,
+    cr_assert_geq(ftmw_rep_queue_decision_locked(&d), 0,
                   "scripted DECIDE #%llu refused (out of order)",
                   (unsigned long long)e->seq);
     break;
   }
-  case EV_DONE: /* on_replica_frame */
-    w->done_by[e->from] = e->seq;
-    break;
+  case EV_DONE:
   case EV_SUSPECT:
-    w->suspect_by[e->from] = e->seq;
-    break;
   case EV_VERDICT:
-    w->verdict_n = e->seq;
-    w->verdict_ok = e->ok;
-    break;
   case EV_ACKED:
-    if (e->seq > w->acked_seq)
-      w->acked_seq = e->seq;
+    progress_arrives(e);
     break;
   case EV_KEPT:
   case EV_COPY:
@@ -290,12 +303,11 @@ static void start_as(int role, int id) {
   cr_assert_eq(uv_mutex_init(&st.lock), 0);
   ftmw_q_init(&st.submit);
   ftmw_q_init(&st.arrivals);
-  ftmw_q_init(&st.decisions);
   st.role = role;
   st.id = id;
   st.W = NW;
   st.M = NM;
-  st.primary = st.seen_primary = 0;
+  st.primary = 0;
   st.workers = calloc(NW + 1, sizeof(ftmw_peer));
   st.masters = calloc(NM + 1, sizeof(ftmw_peer));
   cr_assert(st.workers && st.masters);
@@ -309,10 +321,16 @@ static void start_as(int role, int id) {
     if (role != FTMW_ROLE_MASTER || k != id) /* its own slot never lives */
       join(&st.masters[k]);
   st.initialized = 1;
+  cr_assert_eq(ftmw_rep_init(NW), 0);
   ftmw_rep_use_link(&fake);
 }
 
 static void start(int id) { start_as(FTMW_ROLE_MASTER, id); }
+
+/* What the protocol keeps of this master's exchanges with worker p. */
+static ftmw_rep_worker *rw(const ftmw_peer *p) {
+  return &ftmw_rep.workers[p->id];
+}
 
 /* What ft_finalize frees (api.c's free_all), and the frames' copies. */
 static void stop(void) {
@@ -326,15 +344,10 @@ static void stop(void) {
     ftmw_match_drop(&st.workers[r]);
     ftmw_inbox_drop_held(&st.workers[r]);
     ftmw_mslog_clear(&st.workers[r].log);
-    ftmw_msg_free(st.workers[r].kept);
   }
   for (int k = 0; k <= st.M; k++)
     ftmw_match_drop(&st.masters[k]);
-  while (!ftmw_q_empty(&st.decisions)) {
-    ftmw_qnode *n = ftmw_q_head(&st.decisions);
-    ftmw_q_remove(n);
-    free(FTMW_CONTAINER_OF(n, ftmw_decision, node));
-  }
+  ftmw_rep_free(st.W);
   free(st.workers);
   free(st.masters);
   st.workers = st.masters = NULL;
@@ -387,7 +400,7 @@ Test(replica, primary_decides_in_priority_order) {
   decided(&sent[3], &rank, &value);
   cr_assert_eq(rank, 1);
   cr_assert_eq(value, 1);
-  cr_assert_eq(st.dec_taken, 2);
+  cr_assert_eq(ftmw_rep.dec_taken, 2);
 }
 
 /* A replica does not decide: ftmw_rep_decide sends nothing there. */
@@ -412,20 +425,20 @@ Test(replica, replica_follows_decisions) {
   start(1);
   ftmw_decision d = {.kind = FTMW_DECIDE_RECV, .rank = 2, .value = 7,
                      .number = 1};
-  cr_assert_eq(ftmw_inbox_decision_locked(&d), 0);
+  cr_assert_eq(ftmw_rep_queue_decision_locked(&d), 0);
   int rank = -1;
   uint64_t value = 0;
   cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value), 1);
   cr_assert_eq(rank, 2);
   cr_assert_eq(value, 7);
-  cr_assert_eq(st.dec_taken, 1);
+  cr_assert_eq(ftmw_rep.dec_taken, 1);
   SCRIPT(decide(0, FTMW_DECIDE_TEST, 1, 1, 2));
   cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_TEST, 1, &rank, &value), 1);
   script_played();
   cr_assert_eq(rank, 1);
   cr_assert_eq(value, 1);
-  cr_assert_eq(st.dec_taken, 2);
-  cr_assert(ftmw_q_empty(&st.decisions));
+  cr_assert_eq(ftmw_rep.dec_taken, 2);
+  cr_assert(ftmw_q_empty(&ftmw_rep.decisions));
   cr_assert_eq(nsent, 0, "sent: %s", frames());
 }
 
@@ -440,7 +453,7 @@ Test(replica, decision_round_trip) {
   ftmw_decision d = {.kind = sent[0].tag, .rank = rank, .value = value,
                      .number = sent[0].seq};
   st.id = 1; /* the same frame, now in replica 1 */
-  cr_assert_eq(ftmw_inbox_decision_locked(&d), 0);
+  cr_assert_eq(ftmw_rep_queue_decision_locked(&d), 0);
   cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RESTORE, 2, &rank, &value), 1);
   cr_assert_eq(rank, 2);
   cr_assert_eq(value, 0x123456789abcull);
@@ -452,17 +465,17 @@ Test(replica, decision_out_of_order_refused_resend_duplicate) {
   start(1);
   ftmw_decision d = {.kind = FTMW_DECIDE_RECV, .rank = 1, .value = 4};
   d.number = 1;
-  cr_assert_eq(ftmw_inbox_decision_locked(&d), 0);
+  cr_assert_eq(ftmw_rep_queue_decision_locked(&d), 0);
   d.number = 3;
-  cr_assert_eq(ftmw_inbox_decision_locked(&d), -1, "a gap (#3 after #1)");
+  cr_assert_eq(ftmw_rep_queue_decision_locked(&d), -1, "a gap (#3 after #1)");
   d.number = 2;
-  cr_assert_eq(ftmw_inbox_decision_locked(&d), 0);
-  cr_assert_eq(ftmw_inbox_decision_locked(&d), 1, "#2 again: a duplicate");
+  cr_assert_eq(ftmw_rep_queue_decision_locked(&d), 0);
+  cr_assert_eq(ftmw_rep_queue_decision_locked(&d), 1, "#2 again: a duplicate");
   d.number = 1;
-  cr_assert_eq(ftmw_inbox_decision_locked(&d), 1, "#1 again: a duplicate");
-  cr_assert_eq(queued(&st.decisions), 2);
-  cr_assert_eq(st.dec_rcvd, 2);
-  cr_assert_eq(st.dec_last.number, 2);
+  cr_assert_eq(ftmw_rep_queue_decision_locked(&d), 1, "#1 again: a duplicate");
+  cr_assert_eq(queued(&ftmw_rep.decisions), 2);
+  cr_assert_eq(ftmw_rep.dec_rcvd, 2);
+  cr_assert_eq(ftmw_rep.dec_last.number, 2);
 }
 
 /* A followed decision put back (FT_ERR_TRUNCATE) is followed again first. */
@@ -475,11 +488,11 @@ Test(replica, unfollowed_decision_followed_again) {
   cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value), 1);
   cr_assert_eq(rank, 1);
   ftmw_rep_unfollow(FTMW_DECIDE_RECV, rank, value);
-  cr_assert_eq(st.dec_taken, 0);
+  cr_assert_eq(ftmw_rep.dec_taken, 0);
   cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value), 1);
   cr_assert_eq(rank, 1);
   cr_assert_eq(value, 5);
-  cr_assert_eq(st.dec_taken, 1);
+  cr_assert_eq(ftmw_rep.dec_taken, 1);
   cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value), 1);
   cr_assert_eq(rank, 2);
   cr_assert_eq(value, 6);
@@ -515,16 +528,16 @@ Test(replica, diverged_worker_exits_70, .exit_code = 70) {
 Test(replica, replica_reports_exchange_done) {
   start(1);
   ftmw_peer *p = &st.workers[1];
-  cr_assert_eq(ftmw_rep_after(p, NULL), 0); /* a send */
+  cr_assert_eq(ftmw_rep_end(p, 1, NULL), 0); /* a send */
   ftmw_msg *m = msg_from(1, 5, 1, "abc");
-  cr_assert_eq(ftmw_rep_after(p, m), 1, "a receive's message is kept");
-  cr_assert_eq(p->kept, m);
-  cr_assert_eq(ftmw_rep_after(&st.workers[2], NULL), 0);
-  ftmw_rep_failed(p); /* frees m */
-  cr_assert_null(p->kept);
-  cr_assert_eq(p->calls, 3);
-  cr_assert_eq(p->outcome_n, 3);
-  cr_assert_eq(p->outcome_ok, 0);
+  cr_assert_eq(ftmw_rep_end(p, 1, m), 1, "a receive's message is kept");
+  cr_assert_eq(rw(p)->kept, m);
+  cr_assert_eq(ftmw_rep_end(&st.workers[2], 1, NULL), 0);
+  ftmw_rep_end(p, 0, NULL); /* frees m */
+  cr_assert_null(rw(p)->kept);
+  cr_assert_eq(rw(p)->calls, 3);
+  cr_assert_eq(rw(p)->outcome_n, 3);
+  cr_assert_eq(rw(p)->outcome_ok, 0);
   cr_assert_str_eq(frames(), "DONE>0 tag=1 seq=1, DONE>0 tag=1 seq=2, "
                              "DONE>0 tag=2 seq=1, DONE>0 tag=1 seq=3");
 }
@@ -533,10 +546,10 @@ Test(replica, replica_reports_exchange_done) {
 Test(replica, primary_counts_exchanges_silently) {
   start(0);
   ftmw_peer *p = &st.workers[2];
-  cr_assert_eq(ftmw_rep_after(p, msg_from(2, 1, 1, "x")), 1);
-  ftmw_rep_after(p, NULL);
-  cr_assert_eq(p->calls, 2);
-  cr_assert_null(p->kept, "the send ended the receive's keeping");
+  cr_assert_eq(ftmw_rep_end(p, 1, msg_from(2, 1, 1, "x")), 1);
+  ftmw_rep_end(p, 1, NULL);
+  cr_assert_eq(rw(p)->calls, 2);
+  cr_assert_null(rw(p)->kept, "the send ended the receive's keeping");
   cr_assert_eq(nsent, 0, "sent: %s", frames());
 }
 
@@ -546,15 +559,15 @@ Test(replica, primary_counts_exchanges_silently) {
 Test(replica, primary_waits_for_replicas_done) {
   start(0);
   ftmw_peer *p = &st.workers[1];
-  cr_assert_eq(ftmw_rep_before(p), 0, "nothing before the first exchange");
-  ftmw_rep_after(p, NULL);
+  cr_assert_eq(ftmw_rep_begin(p), 0, "nothing before the first exchange");
+  ftmw_rep_end(p, 1, NULL);
   SCRIPT(done(2, 1, 1), done(1, 2, 1), done(1, 1, 1));
-  cr_assert_eq(ftmw_rep_before(p), 1);
+  cr_assert_eq(ftmw_rep_begin(p), 1);
   script_played();
-  ftmw_rep_after(p, NULL);
+  ftmw_rep_end(p, 1, NULL);
   now(done(1, 1, 2));
   now(done(2, 1, 2));
-  cr_assert_eq(ftmw_rep_before(p), 0, "both reported: no wait");
+  cr_assert_eq(ftmw_rep_begin(p), 0, "both reported: no wait");
   cr_assert_eq(nsent, 0, "sent: %s", frames());
 }
 
@@ -563,23 +576,23 @@ Test(replica, primary_waits_for_replicas_done) {
 Test(replica, replica_fails_primary_does_not_wait_for_it) {
   start(0);
   ftmw_peer *p = &st.workers[1];
-  ftmw_rep_after(p, NULL);
+  ftmw_rep_end(p, 1, NULL);
   now(master_fails(2));
   SCRIPT(done(1, 1, 1));
-  cr_assert_eq(ftmw_rep_before(p), 1);
+  cr_assert_eq(ftmw_rep_begin(p), 1);
   script_played();
   now(master_fails(1));
-  ftmw_rep_after(p, NULL);
-  cr_assert_eq(ftmw_rep_before(p), 0, "no replica left to wait for");
+  ftmw_rep_end(p, 1, NULL);
+  cr_assert_eq(ftmw_rep_begin(p), 0, "no replica left to wait for");
 }
 
 /* ...nor from one that dies while the primary waits for it. */
 Test(replica, replica_fails_while_primary_waits) {
   start(0);
   ftmw_peer *p = &st.workers[2];
-  ftmw_rep_after(p, NULL);
+  ftmw_rep_end(p, 1, NULL);
   SCRIPT(done(1, 2, 1), master_fails(2));
-  cr_assert_eq(ftmw_rep_before(p), 1);
+  cr_assert_eq(ftmw_rep_begin(p), 1);
   script_played();
 }
 
@@ -597,7 +610,7 @@ Test(replica, send_case1_replica_asks_then_reports_failure) {
   cr_assert_eq(ftmw_rep_send(p, seq), FT_ERR_PEER_FAILED);
   cr_assert_eq(ftmw_rep_verdict(p), 0);
   script_played();
-  ftmw_rep_failed(p);
+  ftmw_rep_end(p, 0, NULL);
   cr_assert_str_eq(frames(), "SUSPECT>0 tag=1 seq=1, DONE>0 tag=1 seq=1");
 }
 
@@ -609,19 +622,19 @@ Test(replica, send_case1_primary_answers_failure) {
   start(0);
   ftmw_peer *p = &st.workers[1];
   now(worker_fails(1));
-  cr_assert_eq(ftmw_rep_before(p), 0);
-  ftmw_rep_failed(p);
+  cr_assert_eq(ftmw_rep_begin(p), 0);
+  ftmw_rep_end(p, 0, NULL);
   cr_assert_eq(nsent, 0, "sent: %s", frames());
   SCRIPT(suspect(1, 1, 1), done(1, 1, 1), done(2, 1, 1));
-  cr_assert_eq(ftmw_rep_before(p), 1); /* ft_restore's */
+  cr_assert_eq(ftmw_rep_begin(p), 1); /* ft_restore's */
   script_played();
   cr_assert_str_eq(frames(), "VERDICT>1 tag=1 seq=1, VERDICT>2 tag=1 seq=1");
-  cr_assert_eq(p->suspect_by[1], 0, "the SUSPECT is answered");
-  cr_assert_eq(p->answered_n, 1);
+  cr_assert_eq(rw(p)->suspect_by[1], 0, "the SUSPECT is answered");
+  cr_assert_eq(rw(p)->answered_n, 1);
   /* master 2's SUSPECT, crossing the verdict: answered already */
   now(suspect(2, 1, 1));
   ftmw_rep_serve();
-  cr_assert_eq(p->suspect_by[2], 0);
+  cr_assert_eq(rw(p)->suspect_by[2], 0);
   cr_assert_str_eq(frames(), "VERDICT>1 tag=1 seq=1, VERDICT>2 tag=1 seq=1");
 }
 
@@ -634,7 +647,7 @@ Test(replica, send_case2_primary_answers_ok_once_exchange_ends) {
   now(suspect(1, 2, 1));
   ftmw_rep_serve();
   cr_assert_eq(nsent, 0, "answered before the exchange ended: %s", frames());
-  ftmw_rep_after(p, NULL); /* the primary's ft_send got the ACK */
+  ftmw_rep_end(p, 1, NULL); /* the primary's ft_send got the ACK */
   cr_assert_str_eq(frames(),
                    "VERDICT>1 tag=2 seq=1 ok, VERDICT>2 tag=2 seq=1 ok");
 }
@@ -650,7 +663,7 @@ Test(replica, send_case2_replica_follows_ok_verdict) {
   cr_assert_eq(ftmw_rep_send(p, seq), FT_ERR_PEER_FAILED);
   cr_assert_eq(ftmw_rep_verdict(p), 1);
   script_played();
-  ftmw_rep_after(p, NULL);
+  ftmw_rep_end(p, 1, NULL);
   cr_assert_str_eq(frames(), "SUSPECT>0 tag=1 seq=1, DONE>0 tag=1 seq=1");
 }
 
@@ -665,7 +678,7 @@ Test(replica, send_case2_verdict_already_here) {
   cr_assert_eq(ftmw_rep_verdict(p), 1);
   script_played();
   cr_assert_eq(nsent, 0, "sent: %s", frames());
-  ftmw_rep_after(p, NULL); /* exchange 1 over; exchange 2 fails too */
+  ftmw_rep_end(p, 1, NULL); /* exchange 1 over; exchange 2 fails too */
   SCRIPT(verdict(0, 1, 2, 0));
   cr_assert_eq(ftmw_rep_verdict(p), 0);
   script_played();
@@ -683,7 +696,7 @@ Test(replica, recv_case1_replica_reports_failure) {
   SCRIPT(verdict(0, 2, 1, 0));
   cr_assert_eq(ftmw_rep_verdict(p), 0);
   script_played();
-  ftmw_rep_failed(p);
+  ftmw_rep_end(p, 0, NULL);
   cr_assert_str_eq(frames(), "SUSPECT>0 tag=2 seq=1, DONE>0 tag=2 seq=1");
 }
 
@@ -694,10 +707,10 @@ Test(replica, recv_case1_replica_reports_failure) {
 Test(replica, recv_case2_primary_sends_kept_then_verdict) {
   start(0);
   ftmw_peer *p = &st.workers[1];
-  cr_assert_eq(ftmw_rep_after(p, msg_from(1, 5, 4, "result")), 1);
+  cr_assert_eq(ftmw_rep_end(p, 1, msg_from(1, 5, 4, "result")), 1);
   now(worker_fails(1));
   SCRIPT(suspect(2, 1, 1), done(1, 1, 1), done(2, 1, 1));
-  cr_assert_eq(ftmw_rep_before(p), 1);
+  cr_assert_eq(ftmw_rep_begin(p), 1);
   script_played();
   cr_assert_str_eq(frames(), "KEPT>1 tag=5 seq=4, KEPT>2 tag=5 seq=4, "
                              "VERDICT>1 tag=1 seq=1 ok, "
@@ -725,7 +738,7 @@ Test(replica, recv_case2_replica_takes_kept_data) {
   cr_assert_eq(m->len, 6);
   cr_assert_arr_eq(m->data, "result", 6);
   ftmw_match_take(m);
-  cr_assert_eq(ftmw_rep_after(p, m), 1);
+  cr_assert_eq(ftmw_rep_end(p, 1, m), 1);
   cr_assert_str_eq(frames(), "SUSPECT>0 tag=1 seq=1, DONE>0 tag=1 seq=1");
 }
 
@@ -786,9 +799,9 @@ Test(replica, primary_send_case1_replica_sends_itself) {
   cr_assert_eq(ftmw_rep_send(p, ++p->next_seq), FTMW_REP_SEND_SELF);
   script_played();
   cr_assert_eq(st.primary, 1);
-  cr_assert_eq(ftmw_rep_before(p), 0);
-  ftmw_rep_after(p, NULL);
-  cr_assert_eq(st.seen_primary, 1, "the takeover happened");
+  cr_assert_eq(ftmw_rep_begin(p), 0);
+  ftmw_rep_end(p, 1, NULL);
+  cr_assert_eq(ftmw_rep.seen_primary, 1, "the takeover happened");
   cr_assert_eq(nsent, 0, "sent: %s", frames());
 }
 
@@ -801,7 +814,7 @@ Test(replica, primary_send_case2_replica_reports_done_to_new_primary) {
   SCRIPT(acked(1, 1));
   cr_assert_eq(ftmw_rep_send(p, ++p->next_seq), FT_SUCCESS);
   script_played();
-  ftmw_rep_after(p, NULL);
+  ftmw_rep_end(p, 1, NULL);
   now(master_fails(0));
   cr_assert_eq(st.primary, 1);
   ftmw_rep_serve(); /* at its next wait, or exchange's end */
@@ -858,12 +871,12 @@ Test(replica, failover_new_primary_follows_old_decisions_first) {
 Test(replica, failover_new_primary_answers_suspect) {
   start(1);
   ftmw_peer *p = &st.workers[1];
-  cr_assert_eq(ftmw_rep_after(p, msg_from(1, 5, 4, "result")), 1);
+  cr_assert_eq(ftmw_rep_end(p, 1, msg_from(1, 5, 4, "result")), 1);
   now(worker_fails(1));
   now(master_fails(0));
   ftmw_rep_serve(); /* takes over: no decision to resend */
   SCRIPT(suspect(2, 1, 1), done(2, 1, 1));
-  cr_assert_eq(ftmw_rep_before(p), 1);
+  cr_assert_eq(ftmw_rep_begin(p), 1);
   script_played();
   cr_assert_str_eq(frames(), "DONE>0 tag=1 seq=1, KEPT>2 tag=5 seq=4, "
                              "VERDICT>2 tag=1 seq=1 ok");
@@ -873,7 +886,7 @@ Test(replica, failover_new_primary_answers_suspect) {
  * (and reports its completed exchanges to it), and follows its verdict. */
 Test(replica, failover_replica_asks_new_primary_again) {
   start(2);
-  ftmw_rep_after(&st.workers[2], NULL);
+  ftmw_rep_end(&st.workers[2], 1, NULL);
   ftmw_peer *p = &st.workers[1];
   now(worker_fails(1));
   SCRIPT(master_fails(0), verdict(1, 1, 1, 1));
@@ -920,7 +933,7 @@ Test(replica, is_primary_twice_then_exchange) {
   cr_assert_eq(ftmw_rep_primary_call(), 1);
   cr_assert_eq(ftmw_rep_primary_call(), 1);
   cr_assert_str_eq(frames(), "DECIDE>1 tag=6 seq=1, DECIDE>2 tag=6 seq=1");
-  ftmw_rep_after(&st.workers[1], NULL);
+  ftmw_rep_end(&st.workers[1], 1, NULL);
   cr_assert_str_eq(frames(), "DECIDE>1 tag=6 seq=1, DECIDE>2 tag=6 seq=1, "
                              "DECIDE>1 tag=6 seq=2, DECIDE>2 tag=6 seq=2");
 }
@@ -932,7 +945,7 @@ Test(replica, is_primary_replica_follows) {
   cr_assert_eq(ftmw_rep_primary_call(), 0);
   script_played();
   cr_assert_eq(nsent, 0, "sent: %s", frames());
-  cr_assert(ftmw_q_empty(&st.decisions));
+  cr_assert(ftmw_q_empty(&ftmw_rep.decisions));
 }
 
 /* The primary died before telling: the replica that takes over answers 1
@@ -955,7 +968,7 @@ Test(replica, is_primary_primary_dies_first) {
  * before telling replica 2, which has #1 only. Replica 1's ft_test waits
  * for decision 3, sees the primary die and decides #3 itself. The resend
  * of #2 must go out first: replica 2 would read #3 after #1 as out of
- * order (ftmw_inbox_decision_locked returns -1), and on_decide would
+ * order (ftmw_rep_queue_decision_locked returns -1), and on_decide would
  * declare the new primary failed and fence it. (Before the fix,
  * ftmw_rep_decide sent #3 at once and the resend waited for the next
  * ftmw_rep_serve.) */
@@ -976,13 +989,13 @@ Test(replica, new_primary_resends_last_decision_before_deciding) {
   ftmw_rep_serve(); /* the resend, at the latest */
   /* What replica 2, which had decision 1 only, makes of what it got: */
   const char *got = frames();
-  st.dec_rcvd = 1;
+  ftmw_rep.dec_rcvd = 1;
   for (int i = 0; i < nsent; i++) {
     if (sent[i].k != 2 || sent[i].type != FTMW_FRAME_DECIDE)
       continue;
     ftmw_decision d = {.kind = sent[i].tag, .number = sent[i].seq};
     decided(&sent[i], &d.rank, &d.value);
-    cr_expect_geq(ftmw_inbox_decision_locked(&d), 0,
+    cr_expect_geq(ftmw_rep_queue_decision_locked(&d), 0,
                   "replica 2 (with decision #1) refuses DECIDE #%llu as out "
                   "of order; the new primary sent it: %s",
                   (unsigned long long)d.number, got);
@@ -1002,20 +1015,20 @@ Test(replica, new_primary_resends_last_decision_before_deciding) {
  * exchanges; replica 2 suspects exchange 1 and asked the primary, which
  * died before answering. Replica 1 takes over and answers exchange 1 with
  * a failure: answer() at replica.c:142 says ok only for the last exchange
- * (n == p->outcome_n), and keeps the last message only (exchange_ended,
+ * (n == rw(p)->outcome_n), and keeps the last message only (exchange_ended,
  * replica.c:94-95). Replica 2 then reports a failure at the ft_recv where
  * the new primary received the data: the masters diverge. */
 Test(replica_spec, new_primary_ahead_answers_older_exchange,
      .disabled = true) {
   start(1);
   ftmw_peer *p = &st.workers[1];
-  cr_assert_eq(ftmw_rep_after(p, msg_from(1, 2, 2, "second")), 1);
-  cr_assert_eq(ftmw_rep_after(p, msg_from(1, 1, 1, "first")), 1);
+  cr_assert_eq(ftmw_rep_end(p, 1, msg_from(1, 2, 2, "second")), 1);
+  cr_assert_eq(ftmw_rep_end(p, 1, msg_from(1, 1, 1, "first")), 1);
   now(worker_fails(1));
   now(master_fails(0));
   ftmw_rep_serve(); /* takes over */
   SCRIPT(suspect(2, 1, 1), done(2, 1, 1), done(2, 1, 2));
-  cr_assert_eq(ftmw_rep_before(p), 1);
+  cr_assert_eq(ftmw_rep_begin(p), 1);
   script_played();
   cr_assert_str_eq(frames(), "DONE>0 tag=1 seq=1, DONE>0 tag=1 seq=2, "
                              "KEPT>2 tag=2 seq=2, VERDICT>2 tag=1 seq=1 ok",

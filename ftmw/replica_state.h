@@ -1,0 +1,64 @@
+/* The replica protocol's own state (SPEC section 6). replica.c owns it;
+ * only replica.c and its unit test (tests/test_replica.c) include this
+ * header. Everything here is under st.lock. */
+#ifndef FTMW_REPLICA_STATE_H
+#define FTMW_REPLICA_STATE_H
+
+#include <stdint.h>
+
+#include "config.h" /* FTMW_MAX_MASTERS */
+#include "msg.h"
+#include "queue.h"
+
+/* A nondeterministic call's outcome as the primary decided it (DECIDE):
+ * replicas make their call give the same (see wire.h for the fields). */
+typedef struct ftmw_decision {
+  ftmw_qnode node;
+  int kind; /* FTMW_DECIDE_* */
+  int rank;
+  uint64_t value;
+  uint64_t number; /* decisions are numbered from 1 in every master */
+} ftmw_decision;
+
+/* A master's exchanges with one worker. */
+typedef struct ftmw_rep_worker {
+  uint64_t calls;     /* exchanges with this worker so far (every master) */
+  uint64_t outcome_n; /* every master: the last exchange's number... */
+  int outcome_ok;     /* ...whether it succeeded... */
+  ftmw_msg *kept;     /* ...and, for a receive, its data */
+  uint64_t acked_seq; /* replica: the primary's DATA seq the worker ACKed */
+  uint64_t verdict_n; /* replica: the last VERDICT's exchange number... */
+  int verdict_ok;     /* ...and whether the primary's call succeeded */
+  uint64_t done_by[FTMW_MAX_MASTERS];    /* primary: each replica's DONE */
+  uint64_t suspect_by[FTMW_MAX_MASTERS]; /* primary: a replica's SUSPECT */
+  uint64_t answered_n; /* primary: the last exchange it gave a verdict on */
+} ftmw_rep_worker;
+
+typedef struct ftmw_rep_state {
+  ftmw_rep_worker *workers; /* [0..W] (ftmw_rep_init) */
+  ftmw_qnode decisions;     /* replica: ftmw_decision.node, oldest first */
+  uint64_t dec_taken;       /* decisions this master's calls made or followed */
+  uint64_t dec_rcvd;        /* replica: the last decision number received */
+  ftmw_decision dec_last;   /* ...and that decision, resent on a takeover */
+  int seen_primary;         /* st.primary when this master last looked */
+  int primary_call_pending; /* an ft_is_primary answered 1, not yet told */
+} ftmw_rep_state;
+
+extern __attribute__((visibility("hidden"))) ftmw_rep_state ftmw_rep;
+
+struct ftmw_peer;
+struct ftmw_hdr;
+
+/* The protocol's frames (DECIDE, KEPT, ACKED, DONE, SUSPECT, VERDICT),
+ * which ftmw_rep_init routes to it from the transport: the loop's owner,
+ * st.lock not held. Returns non-zero when p was put down for a protocol
+ * error. */
+int ftmw_rep_on_frame(struct ftmw_peer *p, const struct ftmw_hdr *h,
+                      void *payload);
+
+/* Replica: DECIDE d arrived (st.lock held). Returns 0 (queued), 1 (a
+ * decision it has: a new primary's resend), or -1 if its number does not
+ * follow the last one (protocol error) or memory ran out. */
+int ftmw_rep_queue_decision_locked(const ftmw_decision *d);
+
+#endif
