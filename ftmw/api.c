@@ -8,6 +8,7 @@
 #include <string.h>
 
 #define st ftmw_st
+#define job ftmw_job
 
 /* --- init and finalize ---------------------------------------------------- */
 
@@ -28,9 +29,14 @@ int ft_init(int *argc, char ***argv, int *rank, int *workers) {
     ftmw_fail(FT_ERR_ENV);
     return -1;
   }
+  if (ftmw_app_init(job.W) != 0) {
+    ftmw_log("out of memory for %d workers' state", job.W);
+    ftmw_fail(FT_ERR_NOMEM);
+    return -1;
+  }
   st.initialized = 1;
-  *rank = ftmw_is_master() ? 0 : st.id;
-  *workers = st.W;
+  *rank = ftmw_is_master() ? 0 : job.id;
+  *workers = job.W;
   ftmw_ok();
   return rc;
 }
@@ -69,26 +75,25 @@ static int finished_locked(const ftmw_peer *v, int from, int to) {
 
 static void free_all(void) {
   uv_mutex_lock(&st.lock);
-  for (int r = 0; r <= st.W; r++) {
+  for (int r = 0; r <= job.W; r++)
     ftmw_match_drop(&st.workers[r]);
-    ftmw_mslog_clear(&st.workers[r].log);
-  }
-  ftmw_rep_free(st.W);
-  for (int k = 0; k <= st.M; k++)
+  ftmw_rep_free(job.W);
+  for (int k = 0; k <= job.M; k++)
     ftmw_match_drop(&st.masters[k]);
   uv_mutex_unlock(&st.lock);
+  ftmw_app_free();
   free(st.workers);
   free(st.masters);
   free(st.spares);
   ftmw_msg_release_cache();
-  ftmw_hosts_free(&st.hosts);
+  ftmw_hosts_free(&job.hosts);
   st.workers = st.masters = st.spares = NULL;
 }
 
 int ft_finalize(void) {
   if (!st.initialized)
     return ftmw_fail(FT_ERR_NOT_INITIALIZED);
-  if (st.M > 0 && ftmw_is_master()) { /* what ft_is_primary guarded is done */
+  if (job.M > 0 && ftmw_is_master()) { /* what ft_is_primary guarded is done */
     uv_mutex_lock(&st.lock);
     ftmw_rep_serve();
     uv_mutex_unlock(&st.lock);
@@ -107,33 +112,33 @@ int ft_finalize(void) {
     /* FIN: no more data from us. A replica also tells every master, so
      * that whichever is primary at the end knows, and waits for the
      * primary's BYE, unless it becomes primary meanwhile. */
-    broadcast_locked(st.workers, 1, st.W, FTMW_FRAME_FIN, 0);
-    broadcast_locked(st.spares, 0, st.S - 1, FTMW_FRAME_FIN, 0);
-    if (st.id != st.primary)
-      broadcast_locked(st.masters, 0, st.M, FTMW_FRAME_FIN, 0);
-    while (st.id != st.primary && !st.masters[st.primary].bye)
+    broadcast_locked(st.workers, 1, job.W, FTMW_FRAME_FIN, 0);
+    broadcast_locked(st.spares, 0, job.S - 1, FTMW_FRAME_FIN, 0);
+    if (job.id != st.primary)
+      broadcast_locked(st.masters, 0, job.M, FTMW_FRAME_FIN, 0);
+    while (job.id != st.primary && !st.masters[st.primary].bye)
       ftmw_wait_locked(-1);
     ftmw_rep_serve(); /* it may have become primary meanwhile */
-    if (st.id != st.primary) {
+    if (job.id != st.primary) {
       clean = st.masters[st.primary].bye_clean;
     } else {
       /* The primary waits for each live worker's and replica's FIN (one
        * that dies meanwhile is skipped); then BYE tells them whether every
        * process is known to reach MPI_Finalize. */
-      while (!finished_locked(st.workers, 1, st.W) ||
-             !finished_locked(st.masters, 0, st.M))
+      while (!finished_locked(st.workers, 1, job.W) ||
+             !finished_locked(st.masters, 0, job.M))
         ftmw_wait_locked(-1);
       clean = !st.failure_seen;
       st.bye_sent = 1;
       unsigned flags = clean ? FTMW_FLAG_CLEAN : 0;
-      broadcast_locked(st.workers, 1, st.W, FTMW_FRAME_BYE, flags);
-      broadcast_locked(st.spares, 0, st.S - 1, FTMW_FRAME_BYE, flags);
-      broadcast_locked(st.masters, 0, st.M, FTMW_FRAME_BYE, flags);
+      broadcast_locked(st.workers, 1, job.W, FTMW_FRAME_BYE, flags);
+      broadcast_locked(st.spares, 0, job.S - 1, FTMW_FRAME_BYE, flags);
+      broadcast_locked(st.masters, 0, job.M, FTMW_FRAME_BYE, flags);
     }
   } else {
     /* A worker or spare: FIN to every master, then the BYE of whichever
      * is primary (or every master is gone). */
-    broadcast_locked(st.masters, 0, st.M, FTMW_FRAME_FIN, 0);
+    broadcast_locked(st.masters, 0, job.M, FTMW_FRAME_FIN, 0);
     ftmw_peer *m = &st.masters[st.primary];
     while (ftmw_peer_is_up(m) && !m->bye) {
       ftmw_wait_locked(-1);
@@ -201,7 +206,7 @@ int ftmw_send(const char *call, const void *buf, int count, FT_Datatype type,
   if (ftmw_is_master()) {
     /* Every master numbers its sends to p alike, sent or not: a replica
      * waits for the worker's ACKED of the same number. */
-    uint64_t seq = ++p->next_seq;
+    uint64_t seq = ++ftmw_app_of(p)->next_seq;
     rc = FTMW_REP_SEND_SELF;
     if (ftmw_is_replica()) {
       /* Only the primary sends; a replica waits for the worker's word, and
@@ -285,7 +290,7 @@ int ft_testany(void) {
     if (found)
       ftmw_await_gone_locked(&st.workers[found]);
   } else {
-    for (int r = 1; r <= st.W && !found; r++)
+    for (int r = 1; r <= job.W && !found; r++)
       if (ftmw_peer_is_failed(&st.workers[r]))
         found = r;
     ftmw_rep_decide(FTMW_DECIDE_TESTANY, found, 0);
@@ -298,8 +303,9 @@ int ft_testany(void) {
 
 /* What the application posted for p's old incarnation is gone with it. */
 static void forget_posted(ftmw_peer *p) {
-  p->post.active = 0;
-  p->log.posted = NULL; /* ms_restore posts it again if it replays it */
+  ftmw_app_peer *a = ftmw_app_of(p);
+  a->post.active = 0;
+  a->log.posted = NULL; /* ms_restore posts it again if it replays it */
 }
 
 int ft_restore(int rank) {
@@ -315,7 +321,7 @@ int ft_restore(int rank) {
     if (rc != FT_ERR_NOT_FAILED)
       forget_posted(p);
     if (rc == FT_SUCCESS)
-      p->app_epoch = p->epoch;
+      ftmw_app_of(p)->app_epoch = p->epoch;
     uv_mutex_unlock(&st.lock);
     if (rc != FT_SUCCESS)
       return ftmw_fail(rc);
@@ -325,7 +331,8 @@ int ft_restore(int rank) {
   ftmw_rep_begin(p); /* every replica is done with the old incarnation */
   /* Restored by an old primary that died before it could tell: the
    * replicas adopted the new incarnation, and so did this master. */
-  int adopted = ftmw_peer_is_up(p) && p->epoch != p->app_epoch;
+  int adopted =
+      ftmw_peer_is_up(p) && p->epoch != ftmw_app_of(p)->app_epoch;
   int failed = ftmw_peer_is_failed(p);
   int dropped = failed ? ftmw_match_drop(p) : 0;
   p->unreported = 0;
@@ -342,7 +349,7 @@ int ft_restore(int rank) {
   double ms = (uv_hrtime() - t0) / 1e6;
   uv_mutex_lock(&st.lock);
   if (rc == FT_SUCCESS)
-    p->app_epoch = p->epoch;
+    ftmw_app_of(p)->app_epoch = p->epoch;
   ftmw_rep_decide(FTMW_DECIDE_RESTORE, rank, ftmw_rep_restore_value(rc, p));
   uv_mutex_unlock(&st.lock);
   if (rc != FT_SUCCESS) {
@@ -361,7 +368,7 @@ int ft_restore(int rank) {
 int ft_is_primary(void) {
   if (!st.initialized || !ftmw_is_master())
     return 0;
-  if (st.M == 0)
+  if (job.M == 0)
     return 1;
   uv_mutex_lock(&st.lock);
   int primary = ftmw_rep_primary_call();

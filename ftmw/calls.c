@@ -2,16 +2,41 @@
 #include "calls.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #define st ftmw_st
+#define job ftmw_job
 
-int ftmw_is_master(void) { return st.role == FTMW_ROLE_MASTER; }
+static ftmw_app_peer *app; /* [0..app_n - 1] */
+static int app_n;
+
+int ftmw_app_init(int W) {
+  app = calloc((size_t)W + 1, sizeof(*app));
+  if (app == NULL)
+    return -1;
+  app_n = W + 1;
+  for (int r = 0; r < app_n; r++)
+    ftmw_mslog_init(&app[r].log);
+  return 0;
+}
+
+void ftmw_app_free(void) {
+  for (int r = 0; r < app_n; r++)
+    ftmw_mslog_clear(&app[r].log);
+  free(app);
+  app = NULL;
+  app_n = 0;
+}
+
+ftmw_app_peer *ftmw_app_of(const ftmw_peer *p) { return &app[p->id]; }
+
+int ftmw_is_master(void) { return job.role == FTMW_ROLE_MASTER; }
 
 /* The peer a call names: a worker rank from a master, rank 0 (the primary
  * master) from a worker. NULL, with the error set, for a bad rank. */
 ftmw_peer *ftmw_peer_of(int rank) {
   if (ftmw_is_master()) {
-    if (rank >= 1 && rank <= st.W)
+    if (rank >= 1 && rank <= job.W)
       return &st.workers[rank];
   } else if (rank == 0) {
     /* Written by the loop under st.lock; read here also without it, to
@@ -45,7 +70,7 @@ int ftmw_check_buffer(const void *buf, int count, FT_Datatype type,
   if (buf == NULL && count > 0)
     return FT_ERR_BUFFER;
   *bytes = (size_t)count * size;
-  if (*bytes > st.cfg.max_message)
+  if (*bytes > job.cfg.max_message)
     return FT_ERR_TOO_BIG;
   return FT_SUCCESS;
 }
@@ -77,7 +102,8 @@ int ftmw_peer_gone_locked(ftmw_peer *p, const char *call) {
  * incarnation the primary's next ft_restore made, so that the calls that
  * follow agree. */
 void ftmw_await_gone_locked(ftmw_peer *p) {
-  while (ftmw_peer_is_up(p) && !p->fin && p->epoch == p->app_epoch)
+  uint32_t given = ftmw_app_of(p)->app_epoch;
+  while (ftmw_peer_is_up(p) && !p->fin && p->epoch == given)
     ftmw_wait_locked(-1);
 }
 
@@ -93,8 +119,8 @@ int ftmw_decided_gone_locked(ftmw_peer *p, const char *call) {
  * receives is traced (application thread only). */
 void ftmw_trace_data(const char *event, int peer, int tag, size_t bytes) {
   static unsigned long count;
-  if (st.cfg.trace_data > 0 && ftmw_trace_enabled() &&
-      ++count % (unsigned long)st.cfg.trace_data == 0)
+  if (job.cfg.trace_data > 0 && ftmw_trace_enabled() &&
+      ++count % (unsigned long)job.cfg.trace_data == 0)
     ftmw_trace(event, "\"peer\":%d,\"tag\":%d,\"bytes\":%zu", peer, tag,
                bytes);
 }

@@ -6,6 +6,31 @@
 
 #include "ftmw_impl.h"
 
+/* What a master's calls keep of each worker: the application's view,
+ * which the rest of the library never reads. */
+typedef struct ftmw_post { /* the receive ft_irecv posted, if active */
+  int active;
+  void *buf;
+  int count;
+  FT_Datatype type;
+  int tag;
+} ftmw_post;
+
+typedef struct ftmw_app_peer {
+  uint64_t next_seq; /* the last DATA number its sends used */
+  ftmw_post post;
+  ftmw_mslog log;     /* the ms_* calls to it */
+  uint32_t app_epoch; /* the incarnation ft_restore last gave */
+} ftmw_app_peer;
+
+/* Sets up (ft_init, once W is known) and frees (ft_finalize) the state of
+ * workers 0..W. ftmw_app_init returns 0, or -1 out of memory. */
+int ftmw_app_init(int W);
+void ftmw_app_free(void);
+
+/* What the calls keep of worker p. */
+ftmw_app_peer *ftmw_app_of(const ftmw_peer *p);
+
 /* This process is a master. */
 int ftmw_is_master(void);
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #define st ftmw_st
+#define job ftmw_job
 
 /* Frees the DATA held from worker p (see hold_data): p is gone. */
 void ftmw_inbox_drop_held(ftmw_peer *p) {
@@ -64,10 +65,10 @@ void ftmw_inbox_push(ftmw_peer *p, ftmw_msg *m) {
  * replica's call that the primary's same call does not complete. So it
  * is held, unacknowledged. Returns 1 when m is held. */
 static int hold_data(ftmw_peer *p, ftmw_msg *m) {
-  if (st.role != FTMW_ROLE_MASTER || st.M == 0 || p->kind != FTMW_ROLE_WORKER)
+  if (job.role != FTMW_ROLE_MASTER || job.M == 0 || p->kind != FTMW_ROLE_WORKER)
     return 0;
   uv_mutex_lock(&st.lock);
-  int hold = st.primary != st.id;
+  int hold = st.primary != job.id;
   uv_mutex_unlock(&st.lock);
   if (!hold)
     return 0;
@@ -80,7 +81,7 @@ static int hold_data(ftmw_peer *p, ftmw_msg *m) {
 /* This master has just become primary: the DATA it held is taken and
  * acknowledged, as if it came now. */
 void ftmw_inbox_release_held(void) {
-  for (int r = 1; r <= st.W; r++) {
+  for (int r = 1; r <= job.W; r++) {
     ftmw_peer *p = &st.workers[r];
     while (!ftmw_q_empty(&p->held)) {
       ftmw_msg *m = FTMW_CONTAINER_OF(ftmw_q_head(&p->held), ftmw_msg, by_peer);
@@ -119,8 +120,8 @@ int ftmw_inbox_data(ftmw_conn *c, ftmw_peer *p, const ftmw_hdr *h,
   /* A worker tells every other live master, in priority order, that it has
    * the primary's data, so that their ft_send of the same call completes
    * (SPEC section 6). */
-  if (st.role == FTMW_ROLE_WORKER && p->kind == FTMW_ROLE_MASTER)
-    for (int k = 0; k <= st.M; k++) {
+  if (job.role == FTMW_ROLE_WORKER && p->kind == FTMW_ROLE_MASTER)
+    for (int k = 0; k <= job.M; k++) {
       ftmw_peer *r = &st.masters[k];
       if (r == p || r->conn == NULL || !ftmw_peer_is_up(r))
         continue;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #define st ftmw_st
+#define job ftmw_job
 
 static const char *env_get(const char *name) { return getenv(name); }
 
@@ -23,7 +24,7 @@ static const char *env_get(const char *name) { return getenv(name); }
  * when it exits writes. */
 static void write_status(int status, void *arg) {
   const char *path = arg;
-  if (st.role != FTMW_ROLE_MASTER || st.id != st.primary)
+  if (job.role != FTMW_ROLE_MASTER || job.id != st.primary)
     return;
   FILE *f = fopen(path, "w");
   if (f) {
@@ -48,7 +49,6 @@ static void init_peers(ftmw_peer *v, int from, int to, int kind,
     v[i].pid_wire = pid(i);
     ftmw_q_init(&v[i].inbox);
     ftmw_q_init(&v[i].held);
-    ftmw_mslog_init(&v[i].log);
   }
 }
 
@@ -57,14 +57,14 @@ static uint32_t master_pid(int k) { return FTMW_PID_MASTER(k); }
 static uint32_t spare_pid(int s) { return FTMW_PID_SPARE(s); }
 
 static int alloc_peers(void) {
-  st.workers = calloc((size_t)st.W + 1, sizeof(ftmw_peer));
-  st.masters = calloc((size_t)st.M + 1, sizeof(ftmw_peer));
-  st.spares = calloc((size_t)st.S + 1, sizeof(ftmw_peer));
-  if (!st.workers || !st.masters || !st.spares || ftmw_rep_init(st.W) != 0)
+  st.workers = calloc((size_t)job.W + 1, sizeof(ftmw_peer));
+  st.masters = calloc((size_t)job.M + 1, sizeof(ftmw_peer));
+  st.spares = calloc((size_t)job.S + 1, sizeof(ftmw_peer));
+  if (!st.workers || !st.masters || !st.spares || ftmw_rep_init(job.W) != 0)
     return -1;
-  init_peers(st.workers, 0, st.W, FTMW_ROLE_WORKER, worker_pid);
-  init_peers(st.masters, 0, st.M, FTMW_ROLE_MASTER, master_pid);
-  init_peers(st.spares, 0, st.S - 1, FTMW_ROLE_SPARE, spare_pid);
+  init_peers(st.workers, 0, job.W, FTMW_ROLE_WORKER, worker_pid);
+  init_peers(st.masters, 0, job.M, FTMW_ROLE_MASTER, master_pid);
+  init_peers(st.spares, 0, job.S - 1, FTMW_ROLE_SPARE, spare_pid);
   return 0;
 }
 
@@ -73,18 +73,18 @@ static int alloc_peers(void) {
  * already. */
 static void expect_peers(int first_master) {
   uv_mutex_lock(&st.lock);
-  for (int r = 1; r <= st.W; r++)
+  for (int r = 1; r <= job.W; r++)
     ftmw_peer_set_locked(&st.workers[r], FTMW_PEER_JOINING, "expected");
-  for (int k = 0; k < st.S; k++)
+  for (int k = 0; k < job.S; k++)
     ftmw_peer_set_locked(&st.spares[k], FTMW_PEER_JOINING, "expected");
-  for (int k = first_master; k <= st.M; k++)
+  for (int k = first_master; k <= job.M; k++)
     ftmw_peer_set_locked(&st.masters[k], FTMW_PEER_JOINING, "expected");
   uv_mutex_unlock(&st.lock);
 }
 
 /* The job secret: without the kernel's randomness there is no job. */
 static int make_secret(void) {
-  int rc = uv_random(NULL, NULL, st.secret, sizeof(st.secret), 0, NULL);
+  int rc = uv_random(NULL, NULL, job.secret, sizeof(job.secret), 0, NULL);
   if (rc != 0)
     ftmw_log("cannot draw the job secret: %s", uv_strerror(rc));
   return rc;
@@ -95,10 +95,10 @@ static int make_secret(void) {
 static int resolve_self(void) {
   struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM};
   struct addrinfo *res = NULL;
-  if (getaddrinfo(st.host, NULL, &hints, &res) != 0 || res == NULL) {
+  if (getaddrinfo(job.host, NULL, &hints, &res) != 0 || res == NULL) {
     ftmw_log("cannot resolve this host's name \"%s\" (from MPI) to an IPv4 "
              "address for FTMW's listener",
-             st.host);
+             job.host);
     return -1;
   }
   uv_ip4_name((const struct sockaddr_in *)res->ai_addr, st.listen_ip,
@@ -114,45 +114,45 @@ static int resolve_self(void) {
 /* Reads and validates the settings (the process that launches the job). */
 static int read_config(int static_size) {
   char err[320];
-  if (ftmw_config_parse(&st.cfg, env_get, err, sizeof(err)) != 0) {
+  if (ftmw_config_parse(&job.cfg, env_get, err, sizeof(err)) != 0) {
     ftmw_log("%s", err);
     return -1;
   }
-  if (st.cfg.hostfile[0] &&
-      ftmw_hosts_load(st.cfg.hostfile, &st.hosts, err, sizeof(err)) != 0) {
+  if (job.cfg.hostfile[0] &&
+      ftmw_hosts_load(job.cfg.hostfile, &job.hosts, err, sizeof(err)) != 0) {
     ftmw_log("FT_HOSTFILE: %s", err);
     return -1;
   }
-  st.M = st.cfg.masters;
+  job.M = job.cfg.masters;
   if (static_size == 0) {
-    if (st.cfg.workers < 0) {
+    if (job.cfg.workers < 0) {
       ftmw_log("FT_NUM_SLAVES is not set: in spawn mode (mpiexec -n 1) it "
                "gives the number of workers to start");
       return -1;
     }
-    if (st.cfg.spares > 0) {
+    if (job.cfg.spares > 0) {
       ftmw_log("FT_SPARES=%d is invalid in spawn mode: spares exist only in "
                "static mode (mpiexec -n 1+W+M+S)",
-               st.cfg.spares);
+               job.cfg.spares);
       return -1;
     }
-    st.W = st.cfg.workers;
-    st.S = 0;
+    job.W = job.cfg.workers;
+    job.S = 0;
     return 0;
   }
-  int rest = static_size - 1 - st.M;
-  st.W = st.cfg.workers >= 0 ? st.cfg.workers : rest;
-  st.S = rest - st.W;
-  if (st.W < 1 || st.S < 0) {
+  int rest = static_size - 1 - job.M;
+  job.W = job.cfg.workers >= 0 ? job.cfg.workers : rest;
+  job.S = rest - job.W;
+  if (job.W < 1 || job.S < 0) {
     ftmw_log("FT_NUM_SLAVES=%d does not fit: MPI_COMM_WORLD has %d processes "
              "for 1 master, %d replicas and the workers",
-             st.W, static_size, st.M);
+             job.W, static_size, job.M);
     return -1;
   }
-  if (st.cfg.spares >= 0 && st.cfg.spares != st.S) {
+  if (job.cfg.spares >= 0 && job.cfg.spares != job.S) {
     ftmw_log("FT_SPARES=%d does not match MPI_COMM_WORLD: %d processes give "
              "%d workers, %d replicas and %d spares",
-             st.cfg.spares, static_size, st.W, st.M, st.S);
+             job.cfg.spares, static_size, job.W, job.M, job.S);
     return -1;
   }
   return 0;
@@ -183,10 +183,10 @@ int ftmw_launch_wait_joined_locked(ftmw_peer *p, uint64_t deadline) {
 static int init_spawned_replica(MPI_Comm parent, ftmw_setup *s) {
   char err[320];
   ftmw_addr a = {.port = 0};
-  if (st.cfg.hostfile[0] &&
-      ftmw_hosts_load(st.cfg.hostfile, &st.hosts, err, sizeof(err)) != 0)
+  if (job.cfg.hostfile[0] &&
+      ftmw_hosts_load(job.cfg.hostfile, &job.hosts, err, sizeof(err)) != 0)
     ftmw_log("FT_HOSTFILE: %s", err); /* then it restores on this host */
-  expect_peers(st.id + 1);
+  expect_peers(job.id + 1);
   if (ftmw_spawn_place_workers() == 0 && resolve_self() == 0 &&
       ftmw_transport_start(1) == FT_SUCCESS)
     ftmw_setup_self_addr(&a);
@@ -198,7 +198,7 @@ static int init_spawned_replica(MPI_Comm parent, ftmw_setup *s) {
    * replicas; it never comes if the primary dies meanwhile. */
   ftmw_setup all;
   int wait_ms =
-      st.M * FTMW_SPAWN_ATTEMPTS * ftmw_spawn_wait_ms(1) + FTMW_LAUNCH_WAIT_MS;
+      job.M * FTMW_SPAWN_ATTEMPTS * ftmw_spawn_wait_ms(1) + FTMW_LAUNCH_WAIT_MS;
   if (ftmw_spawn_recv_bounded(&all, sizeof(all), parent, wait_ms) != 0 ||
       all.magic != FTMW_SETUP_MAGIC)
     return -1;
@@ -211,8 +211,8 @@ static int init_spawned_replica(MPI_Comm parent, ftmw_setup *s) {
 static int init_spawn_primary(void) {
   if (read_config(0) != 0 || resolve_self() != 0 || alloc_peers() != 0)
     return -1;
-  st.role = FTMW_ROLE_MASTER;
-  st.id = 0;
+  job.role = FTMW_ROLE_MASTER;
+  job.id = 0;
   if (make_secret() != 0 || ftmw_transport_start(1) != FT_SUCCESS)
     return -1;
   if (ftmw_spawn_place_workers() != 0 || ftmw_spawn_replicas(ftmw_setup_masters()) != 0)
@@ -228,7 +228,7 @@ static int init_static(int rank, int size, ftmw_setup *out) {
   ftmw_setup s;
   memset(&s, 0, sizeof(s));
   if (rank == 0) {
-    st.role = FTMW_ROLE_MASTER;
+    job.role = FTMW_ROLE_MASTER;
     if (read_config(size) != 0)
       s.status = 1;
     else if (resolve_self() != 0 || alloc_peers() != 0 || make_secret() != 0 ||
@@ -246,28 +246,28 @@ static int init_static(int rank, int size, ftmw_setup *out) {
   int rc = 1;
   if (rank != 0) {
     ftmw_setup_apply(&s);
-    if (rank <= st.W) {
-      st.role = FTMW_ROLE_WORKER;
-      st.id = rank;
-    } else if (rank <= st.W + st.M) {
-      st.role = FTMW_ROLE_MASTER; /* replica k = rank - W, listening too */
-      st.id = rank - st.W;
+    if (rank <= job.W) {
+      job.role = FTMW_ROLE_WORKER;
+      job.id = rank;
+    } else if (rank <= job.W + job.M) {
+      job.role = FTMW_ROLE_MASTER; /* replica k = rank - W, listening too */
+      job.id = rank - job.W;
     } else {
-      st.role = FTMW_ROLE_SPARE;
-      st.id = rank - 1 - st.W - st.M;
+      job.role = FTMW_ROLE_SPARE;
+      job.id = rank - 1 - job.W - job.M;
     }
-    st.epoch = 0;
+    job.epoch = 0;
     if (alloc_peers() != 0)
       rc = -1;
-    else if (st.role == FTMW_ROLE_MASTER) {
+    else if (job.role == FTMW_ROLE_MASTER) {
       /* Who will connect to this replica: every worker and spare, and the
        * replicas after it; it connects to the masters before it. */
-      expect_peers(st.id + 1);
+      expect_peers(job.id + 1);
       if (resolve_self() != 0 || ftmw_transport_start(1) != FT_SUCCESS)
         rc = -1;
     }
   }
-  if (st.M > 0 && gather_masters(rank, size, &s) != 0)
+  if (job.M > 0 && gather_masters(rank, size, &s) != 0)
     rc = -1;
   if (rc > 0)
     *out = s;
@@ -280,14 +280,14 @@ static int init_static(int rank, int size, ftmw_setup *out) {
 static int gather_masters(int rank, int size, ftmw_setup *s) {
   ftmw_addr mine, *all = calloc((size_t)size, sizeof(*all));
   memset(&mine, 0, sizeof(mine));
-  if (st.role == FTMW_ROLE_MASTER)
+  if (job.role == FTMW_ROLE_MASTER)
     ftmw_setup_self_addr(&mine);
   int ok = all != NULL;
   if (MPI_Allgather(&mine, sizeof(mine), MPI_BYTE, all ? all : &mine,
                     sizeof(mine), MPI_BYTE, MPI_COMM_WORLD) != MPI_SUCCESS)
     ok = 0;
-  for (int k = 0; ok && k <= st.M; k++) {
-    int r = k == 0 ? 0 : st.W + k;
+  for (int k = 0; ok && k <= job.M; k++) {
+    int r = k == 0 ? 0 : job.W + k;
     if (r >= size || all[r].port <= 0) {
       if (rank == 0)
         ftmw_log("master replica %d could not start listening", k);
@@ -306,8 +306,8 @@ static int gather_masters(int rank, int size, ftmw_setup *s) {
 /* Connects to masters[0..last] (a worker or spare: every master; replica
  * k: the masters before it, its transport already listening). */
 static int connect_masters(const ftmw_addr *m) {
-  int last = st.role == FTMW_ROLE_MASTER ? st.id - 1 : st.M;
-  if (st.role != FTMW_ROLE_MASTER && ftmw_transport_start(0) != FT_SUCCESS)
+  int last = job.role == FTMW_ROLE_MASTER ? job.id - 1 : job.M;
+  if (job.role != FTMW_ROLE_MASTER && ftmw_transport_start(0) != FT_SUCCESS)
     return -1;
   ftmw_fault_hit(FTMW_FAULT_INIT);
   uv_mutex_lock(&st.lock);
@@ -349,7 +349,7 @@ static int connect_masters(const ftmw_addr *m) {
     __atomic_store_n(&st.primary, first, __ATOMIC_RELAXED); /* peer_of */
   uv_mutex_unlock(&st.lock);
   if (alive == 0) {
-    ftmw_log("%s %d: cannot reach any master", ftmw_role_name(st.role), st.id);
+    ftmw_log("%s %d: cannot reach any master", ftmw_role_name(job.role), job.id);
     return -1;
   }
   return 0;
@@ -365,7 +365,7 @@ static int spare_wait(void) {
   int activated = st.activated, clean = st.masters[st.primary].bye_clean;
   uv_mutex_unlock(&st.lock);
   if (activated) {
-    st.restored = 1;
+    job.restored = 1;
     ftmw_trace("launch", "\"restored\":1");
     return 0;
   }
@@ -441,9 +441,9 @@ int ftmw_launch_init(int *argc, char ***argv) {
   char name[MPI_MAX_PROCESSOR_NAME];
   int len = 0;
   MPI_Get_processor_name(name, &len);
-  len = len < (int)sizeof(st.host) ? len : (int)sizeof(st.host) - 1;
-  memcpy(st.host, name, (size_t)len);
-  st.host[len] = '\0';
+  len = len < (int)sizeof(job.host) ? len : (int)sizeof(job.host) - 1;
+  memcpy(job.host, name, (size_t)len);
+  job.host[len] = '\0';
   if (ftmw_spawn_prepare(argc, argv, provided == MPI_THREAD_MULTIPLE) != 0)
     return -1;
 
@@ -453,7 +453,7 @@ int ftmw_launch_init(int *argc, char ***argv) {
   ftmw_setup s;
   int rc;
   if (parent != MPI_COMM_NULL) {
-    st.mode = FTMW_MODE_SPAWN;
+    job.mode = FTMW_MODE_SPAWN;
     int got = MPI_Recv(&s, sizeof(s), MPI_BYTE, 0, FTMW_SETUP_TAG, parent,
                        MPI_STATUS_IGNORE);
     watchdog_stop();
@@ -463,12 +463,12 @@ int ftmw_launch_init(int *argc, char ***argv) {
     }
     ftmw_setup_apply(&s);
     /* Armed as soon as the identity is known, for the setup point. */
-    ftmw_fault_arm(st.cfg.fault, st.role == FTMW_ROLE_MASTER, st.id, st.epoch);
+    ftmw_fault_arm(job.cfg.fault, job.role == FTMW_ROLE_MASTER, job.id, job.epoch);
     ftmw_fault_hit(FTMW_FAULT_SETUP);
     if (alloc_peers() != 0)
       return -1;
-    if (st.role == FTMW_ROLE_MASTER && init_spawned_replica(parent, &s) != 0) {
-      ftmw_log("master replica %d: cannot start", st.id);
+    if (job.role == FTMW_ROLE_MASTER && init_spawned_replica(parent, &s) != 0) {
+      ftmw_log("master replica %d: cannot start", job.id);
       return -1;
     }
     rc = s.epoch > 0 ? 0 : 1;
@@ -477,10 +477,10 @@ int ftmw_launch_init(int *argc, char ***argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (size == 1) {
-      st.mode = FTMW_MODE_SPAWN;
+      job.mode = FTMW_MODE_SPAWN;
       rc = init_spawn_primary() == 0 ? 1 : -1;
     } else {
-      st.mode = FTMW_MODE_STATIC;
+      job.mode = FTMW_MODE_STATIC;
       rc = init_static(rank, size, &s);
       if (rc == 0)
         rc = 1;
@@ -488,31 +488,31 @@ int ftmw_launch_init(int *argc, char ***argv) {
   }
   if (rc < 0)
     return -1;
-  ftmw_trace_open(st.cfg.trace); /* if the transport has not opened it */
+  ftmw_trace_open(job.cfg.trace); /* if the transport has not opened it */
   /* A spawned process is armed already; a spare is armed when activated. */
-  if (parent == MPI_COMM_NULL && st.role != FTMW_ROLE_SPARE)
-    ftmw_fault_arm(st.cfg.fault, st.role == FTMW_ROLE_MASTER, st.id, st.epoch);
-  st.restored = rc == 0;
-  if (st.role == FTMW_ROLE_MASTER) {
-    if (st.id > 0 && connect_masters(s.masters) != 0)
+  if (parent == MPI_COMM_NULL && job.role != FTMW_ROLE_SPARE)
+    ftmw_fault_arm(job.cfg.fault, job.role == FTMW_ROLE_MASTER, job.id, job.epoch);
+  job.restored = rc == 0;
+  if (job.role == FTMW_ROLE_MASTER) {
+    if (job.id > 0 && connect_masters(s.masters) != 0)
       return -1;
     uv_mutex_lock(&st.lock);
     uint64_t deadline = ftmw_now_ms() + FTMW_LAUNCH_WAIT_MS;
-    for (int r = 1; r <= st.W; r++)
+    for (int r = 1; r <= job.W; r++)
       ftmw_launch_wait_joined_locked(&st.workers[r], deadline);
-    for (int k = 0; k < st.S; k++)
+    for (int k = 0; k < job.S; k++)
       ftmw_launch_wait_joined_locked(&st.spares[k], deadline);
-    for (int k = st.id + 1; k <= st.M; k++)
+    for (int k = job.id + 1; k <= job.M; k++)
       ftmw_launch_wait_joined_locked(&st.masters[k], deadline);
     uv_mutex_unlock(&st.lock);
     ftmw_trace("launch", "\"mode\":\"%s\",\"workers\":%d,\"spares\":%d,"
-               "\"replicas\":%d", st.mode == FTMW_MODE_SPAWN ? "spawn" : "static",
-               st.W, st.S, st.M);
+               "\"replicas\":%d", job.mode == FTMW_MODE_SPAWN ? "spawn" : "static",
+               job.W, job.S, job.M);
     return 1;
   }
   if (connect_masters(s.masters) != 0)
     return -1;
-  if (st.role == FTMW_ROLE_SPARE)
+  if (job.role == FTMW_ROLE_SPARE)
     return spare_wait();
   ftmw_trace("launch", "\"restored\":%d", rc == 0);
   return rc;

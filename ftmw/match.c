@@ -71,17 +71,18 @@ ftmw_msg *ftmw_match_any(ftmw_qnode *arrivals, int tag) {
   return NULL;
 }
 
-ftmw_msg *ftmw_match_posted(ftmw_qnode *arrivals, ftmw_peer *workers, int W) {
+ftmw_msg *ftmw_match_posted(ftmw_qnode *arrivals, ftmw_peer *workers, int W,
+                            int (*posted)(int rank, int *tag)) {
   ftmw_qnode *n;
   ftmw_q_foreach(n, arrivals) {
     ftmw_msg *m = FTMW_CONTAINER_OF(n, ftmw_msg, by_arrival);
-    if (m->source < 1 || m->source > W)
+    int tag;
+    if (m->source < 1 || m->source > W || !posted(m->source, &tag))
       continue;
-    const ftmw_peer *p = &workers[m->source];
     /* Only the oldest message of a source may complete its posting, so
      * that one sender's messages are still received in order. */
-    if (p->post.active && ftmw_tag_matches(p->post.tag, m->tag) &&
-        ftmw_match_peer((ftmw_peer *)p, p->post.tag) == m)
+    if (ftmw_tag_matches(tag, m->tag) &&
+        ftmw_match_peer(&workers[m->source], tag) == m)
       return m;
   }
   return NULL;

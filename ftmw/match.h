@@ -4,6 +4,11 @@
 #ifndef FTMW_MATCH_H
 #define FTMW_MATCH_H
 
+#include "ftmw.h" /* FT_ANY_TAG */
+#include "msg.h"
+#include "peer.h"
+#include "queue.h"
+
 /* Queues m (from peer p) at the tail of p->inbox and of arrivals. */
 void ftmw_match_push(ftmw_qnode *arrivals, ftmw_peer *p, ftmw_msg *m);
 
@@ -16,9 +21,11 @@ ftmw_msg *ftmw_match_seq(ftmw_peer *p, uint64_t seq);
 /* The oldest message from any source with tag (or any tag), or NULL. */
 ftmw_msg *ftmw_match_any(ftmw_qnode *arrivals, int tag);
 
-/* The oldest message that completes a posted receive in workers[1..W],
- * or NULL. */
-ftmw_msg *ftmw_match_posted(ftmw_qnode *arrivals, ftmw_peer *workers, int W);
+/* The oldest message that completes a posted receive of workers[1..W], or
+ * NULL. posted(rank, &tag) says whether that worker has a receive posted,
+ * and for which tag. */
+ftmw_msg *ftmw_match_posted(ftmw_qnode *arrivals, ftmw_peer *workers, int W,
+                            int (*posted)(int rank, int *tag));
 
 /* Unlinks m from both queues; the caller then owns it. */
 void ftmw_match_take(ftmw_msg *m);

@@ -10,6 +10,7 @@
 #include "calls.h"
 
 #define st ftmw_st
+#define job ftmw_job
 
 /* Checks what every ms_* call needs and makes its record; NULL with the
  * error set on a misuse. For FT_ANY_SOURCE receives, rank is not checked
@@ -19,7 +20,7 @@ static ftmw_mslog_call *new_record(int kind, void *buf, int count,
   if (rank != FT_ANY_SOURCE || kind != FTMW_MSLOG_RECV) {
     if (ftmw_master_peer(rank) == NULL)
       return NULL;
-  } else if (!st.initialized || st.role != FTMW_ROLE_MASTER) {
+  } else if (!st.initialized || job.role != FTMW_ROLE_MASTER) {
     ftmw_fail(st.initialized ? FT_ERR_ROLE : FT_ERR_NOT_INITIALIZED);
     return NULL;
   }
@@ -43,9 +44,9 @@ static ftmw_mslog_call *new_record(int kind, void *buf, int count,
  * Leaves the operation's result (n and ft_error()) as it was. */
 static int record(ftmw_mslog_call *c, int rank, int n) {
   int error = ft_error();
-  if (rank >= 1 && rank <= st.W &&
+  if (rank >= 1 && rank <= job.W &&
       (error == FT_SUCCESS || error == FT_ERR_PEER_FAILED)) {
-    ftmw_mslog *log = &st.workers[rank].log;
+    ftmw_mslog *log = &ftmw_app_of(&st.workers[rank])->log;
     if (error != FT_SUCCESS)
       c->state = FTMW_MSLOG_FAILED;
     ftmw_mslog_add(log, c);
@@ -136,10 +137,10 @@ int ms_restore(int rank) {
     if (!ft_restore(rank))
       return 0; /* not failed, or no host or spare left: ft_restore says */
     ftmw_trace("replay_started", "\"peer\":%d,\"attempt\":%d,\"logged\":%d",
-               rank, attempt, p->log.ncalls);
+               rank, attempt, ftmw_app_of(p)->log.ncalls);
     uint64_t t0 = uv_hrtime();
     int n;
-    int rc = ftmw_mslog_replay(&p->log, replay_op, &rank, &n);
+    int rc = ftmw_mslog_replay(&ftmw_app_of(p)->log, replay_op, &rank, &n);
     double ms = (uv_hrtime() - t0) / 1e6;
     if (rc == FT_SUCCESS) {
       ftmw_trace("replay_finished", "\"peer\":%d,\"calls\":%d,\"ms\":%.3f",
@@ -162,5 +163,5 @@ size_t ms_log_size(int rank) {
   if (p == NULL)
     return 0;
   ftmw_ok();
-  return p->log.bytes;
+  return ftmw_app_of(p)->log.bytes;
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #define st ftmw_st
+#define job ftmw_job
 
 const char *ftmw_peer_name(const ftmw_peer *p, char *buf, size_t len) {
   if (p->kind == FTMW_ROLE_WORKER)
@@ -87,15 +88,15 @@ int ftmw_peer_failed_locked(ftmw_peer *p, int report, const char *why) {
 }
 
 int ftmw_all_masters_gone_locked(void) {
-  for (int k = 0; k <= st.M; k++)
+  for (int k = 0; k <= job.M; k++)
     if (ftmw_peer_is_live(&st.masters[k]))
       return 0;
   return 1;
 }
 
 int ftmw_first_live_master_locked(void) {
-  for (int k = 0; k <= st.M; k++)
-    if ((st.role == FTMW_ROLE_MASTER && k == st.id) ||
+  for (int k = 0; k <= job.M; k++)
+    if ((job.role == FTMW_ROLE_MASTER && k == job.id) ||
         ftmw_peer_is_up(&st.masters[k]))
       return k;
   return -1;
@@ -111,9 +112,9 @@ void ftmw_peer_place_locked(ftmw_peer *p, const ftmw_place *at) {
  * the replicas (hold_data, inbox.c). Written before any decision that reports
  * the failure, so a replica has it first. */
 static void tell_down(const ftmw_peer *p, uint32_t epoch) {
-  for (int k = 0; k <= st.M; k++) {
+  for (int k = 0; k <= job.M; k++) {
     ftmw_peer *m = &st.masters[k];
-    if (k != st.id && m->conn != NULL && ftmw_peer_is_up(m))
+    if (k != job.id && m->conn != NULL && ftmw_peer_is_up(m))
       ftmw_link_send(m->conn, FTMW_FRAME_DOWN, p->id, epoch, 0, NULL, 0);
   }
 }
@@ -129,7 +130,7 @@ void ftmw_peer_down(ftmw_peer *p, int done, const char *why) {
   uint32_t epoch = p->epoch; /* a restore may bump it once we unlock */
   /* A master tells a live peer that it may still reach, before closing. */
   int fence = !done && live && c != NULL && ftmw_link_readable_by_peer(c) &&
-              st.role == FTMW_ROLE_MASTER;
+              job.role == FTMW_ROLE_MASTER;
   if (live) {
     if (done)
       ftmw_peer_set_locked(p, FTMW_PEER_FINISHED, why);
@@ -144,9 +145,9 @@ void ftmw_peer_down(ftmw_peer *p, int done, const char *why) {
                  st.primary);
     }
   }
-  int primary = st.role == FTMW_ROLE_MASTER && st.M > 0 && st.primary == st.id;
+  int primary = job.role == FTMW_ROLE_MASTER && job.M > 0 && st.primary == job.id;
   int now_primary = primary && p->kind == FTMW_ROLE_MASTER;
-  int orphan = st.role == FTMW_ROLE_WORKER || st.role == FTMW_ROLE_SPARE
+  int orphan = job.role == FTMW_ROLE_WORKER || job.role == FTMW_ROLE_SPARE
                    ? ftmw_all_masters_gone_locked()
                    : 0;
   ftmw_loop_wake_locked();
@@ -164,10 +165,10 @@ void ftmw_peer_down(ftmw_peer *p, int done, const char *why) {
     return;
   if (primary && p->kind == FTMW_ROLE_WORKER)
     tell_down(p, epoch);
-  if (st.role == FTMW_ROLE_MASTER && st.id == st.primary && p->at.pid > 0)
+  if (job.role == FTMW_ROLE_MASTER && job.id == st.primary && p->at.pid > 0)
     ftmw_log("%s (pid %d on %s) failed: %s", name, (int)p->at.pid,
              p->at.host[0] ? p->at.host : "?", why);
-  else if (st.role == FTMW_ROLE_MASTER && st.id == st.primary)
+  else if (job.role == FTMW_ROLE_MASTER && job.id == st.primary)
     ftmw_log("%s failed: %s", name, why); /* a master we connected to */
   if (orphan && st.orphan_since == 0) {
     st.orphan_since = ftmw_now_ms();
@@ -176,5 +177,5 @@ void ftmw_peer_down(ftmw_peer *p, int done, const char *why) {
 }
 
 int ftmw_is_replica(void) {
-  return st.M > 0 && st.role == FTMW_ROLE_MASTER && st.id != st.primary;
+  return job.M > 0 && job.role == FTMW_ROLE_MASTER && job.id != st.primary;
 }

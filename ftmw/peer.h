@@ -4,7 +4,64 @@
 #ifndef FTMW_PEER_H
 #define FTMW_PEER_H
 
-#include "ftmw_impl.h"
+#include <stddef.h>
+#include <stdint.h>
+
+#include "link.h"  /* ftmw_conn */
+#include "queue.h"
+#include "wire.h"  /* ftmw_place */
+
+/* A peer's lifecycle (peer.h: ftmw_peer_set_locked makes every change). */
+enum ftmw_peer_state {
+  FTMW_PEER_NONE = 0,  /* slot not in use */
+  FTMW_PEER_JOINING,   /* started (or expected), not yet connected */
+  FTMW_PEER_ALIVE,
+  FTMW_PEER_SUSPECTED, /* alive, but silent for over half the timeout */
+  FTMW_PEER_FAILED,    /* crashed, unreachable, or never joined */
+  FTMW_PEER_FENCED,    /* declared failed while connected: told FENCE */
+  FTMW_PEER_FINISHED   /* ended its part (ft_finalize; a spare activated) */
+};
+
+typedef struct ftmw_peer {
+  int kind; /* FTMW_ROLE_* of the remote process */
+  int id;   /* worker rank, master index, or spare index */
+  uint32_t pid_wire;
+  /* Under st.lock: */
+  int state;
+  uint32_t epoch;
+  int fin;          /* the peer called ft_finalize */
+  int bye;          /* master told us to shut down */
+  int bye_clean;    /* ...and that MPI_Finalize is safe */
+  int unreported;   /* failed and not yet reported by any call */
+  int welcomed;     /* a master we connected to accepted us (even if it
+                       died right after) */
+  uint64_t rx_seq;     /* master: the last DATA/COPY seq queued from this */
+  uint32_t rx_epoch;   /* ...worker incarnation (duplicates are dropped) */
+  int from_spare;      /* static mode: the spare index + 1 this incarnation
+                          was activated from, or 0 */
+  ftmw_qnode inbox; /* ftmw_msg.by_peer, arrival order */
+  ftmw_place at; /* where the process runs (its HELLO, WELCOME or set-up) */
+  uint64_t failed_at; /* uv_hrtime() when declared failed */
+  /* The loop's owner only: */
+  ftmw_conn *conn; /* bound to this peer (link.h), or NULL */
+  ftmw_qnode held;    /* master with replicas: ftmw_msg.by_peer, DATA this
+                         worker sent while this master was not primary */
+} ftmw_peer;
+
+/* The classes of peer states that callers ask about (st.lock held). */
+static inline int ftmw_peer_state_live(int s) { /* may still speak */
+  return s == FTMW_PEER_JOINING || s == FTMW_PEER_ALIVE ||
+         s == FTMW_PEER_SUSPECTED;
+}
+static inline int ftmw_peer_is_live(const ftmw_peer *p) {
+  return ftmw_peer_state_live(p->state);
+}
+static inline int ftmw_peer_is_up(const ftmw_peer *p) { /* joined, live */
+  return p->state == FTMW_PEER_ALIVE || p->state == FTMW_PEER_SUSPECTED;
+}
+static inline int ftmw_peer_is_failed(const ftmw_peer *p) {
+  return p->state == FTMW_PEER_FAILED || p->state == FTMW_PEER_FENCED;
+}
 
 /* "worker 3", "master 1", "spare 0". Returns buf. */
 const char *ftmw_peer_name(const ftmw_peer *p, char *buf, size_t len);

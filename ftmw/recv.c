@@ -7,6 +7,7 @@
 #include <string.h>
 
 #define st ftmw_st
+#define job ftmw_job
 
 /* --- receive -------------------------------------------------------------- */
 
@@ -37,7 +38,7 @@ static int too_big(const ftmw_msg *m, size_t bytes, size_t size,
 
 /* Any worker with a failure no call has reported yet (st.lock held). */
 static ftmw_peer *unreported_worker_locked(void) {
-  for (int r = 1; r <= st.W; r++)
+  for (int r = 1; r <= job.W; r++)
     if (ftmw_peer_is_failed(&st.workers[r]) && st.workers[r].unreported)
       return &st.workers[r];
   return NULL;
@@ -47,7 +48,7 @@ static ftmw_peer *unreported_worker_locked(void) {
  * send again (st.lock held), else FT_SUCCESS (keep waiting). */
 static int any_source_hopeless_locked(int *source) {
   int failed = 0;
-  for (int r = st.W; r >= 1; r--) {
+  for (int r = job.W; r >= 1; r--) {
     const ftmw_peer *p = &st.workers[r];
     if (ftmw_peer_is_up(p) && !p->fin)
       return FT_SUCCESS;
@@ -57,6 +58,17 @@ static int any_source_hopeless_locked(int *source) {
     }
   }
   return failed ? FT_ERR_PEER_FAILED : FT_ERR_PEER_FINALIZED;
+}
+
+/* The receive posted for worker p (ft_irecv). */
+static ftmw_post *post_of(const ftmw_peer *p) { return &ftmw_app_of(p)->post; }
+
+/* Whether worker r has a receive posted, and for which tag
+ * (ftmw_match_posted). */
+static int posted(int r, int *tag) {
+  const ftmw_post *q = post_of(&st.workers[r]);
+  *tag = q->tag;
+  return q->active;
 }
 
 /* What a receive waits for: a message from one source, from any worker
@@ -82,10 +94,10 @@ static void *buffer_for(const recv_want *w, int r, size_t *bytes,
     *size = w->size;
     return w->buf;
   }
-  const ftmw_peer *p = &st.workers[r];
-  *size = ft_type_size(p->post.type);
-  *bytes = (size_t)p->post.count * *size;
-  return p->post.buf;
+  const ftmw_post *q = post_of(&st.workers[r]);
+  *size = ft_type_size(q->type);
+  *bytes = (size_t)q->count * *size;
+  return q->buf;
 }
 
 /* Nothing w waits for is queued and no decision says which source: the
@@ -109,9 +121,9 @@ static int undecided_failure_locked(recv_want *w, int *again) {
       ftmw_rep_decide(FTMW_DECIDE_RECV, w->rank, 0);
     return rc;
   }
-  for (int r = 1; r <= st.W; r++) { /* FROM_POSTED */
+  for (int r = 1; r <= job.W; r++) { /* FROM_POSTED */
     ftmw_peer *p = &st.workers[r];
-    if (!p->post.active)
+    if (!post_of(p)->active)
       continue;
     if ((!ftmw_peer_is_up(p) || p->fin) && ftmw_rep_begin(p)) {
       *again = 1;
@@ -155,7 +167,7 @@ static int complete(recv_want *w) {
             ? ftmw_match_peer(ftmw_is_master() ? p : &st.masters[0], w->tag)
         : w->from == FROM_ANY
             ? ftmw_match_any(&st.arrivals, w->tag)
-            : ftmw_match_posted(&st.arrivals, st.workers, st.W);
+            : ftmw_match_posted(&st.arrivals, st.workers, job.W, posted);
     /* From several sources, in the primary: an exchange with m's sender. */
     if (m != NULL && !decided && w->from != FROM_ONE &&
         ftmw_rep_begin(&st.workers[m->source]))
@@ -271,7 +283,7 @@ int ftmw_irecv(const char *call, void *buf, int count, FT_Datatype type,
     rc = FT_ERR_TAG;
   if (rc != FT_SUCCESS)
     return ftmw_fail(rc);
-  if (p->post.active)
+  if (post_of(p)->active)
     return ftmw_fail(FT_ERR_ALREADY_POSTED);
   /* A sender that has finished or died may still have its data queued.
    * Whether this call reports the failure is the primary's decision. */
@@ -289,11 +301,8 @@ int ftmw_irecv(const char *call, void *buf, int count, FT_Datatype type,
   uv_mutex_unlock(&st.lock);
   if (rc != FT_SUCCESS)
     return ftmw_fail(rc);
-  p->post.active = 1;
-  p->post.buf = buf;
-  p->post.count = count;
-  p->post.type = type;
-  p->post.tag = tag;
+  *post_of(p) = (ftmw_post){.active = 1, .buf = buf, .count = count,
+                            .type = type, .tag = tag};
   ftmw_ok();
   return 1;
 }
@@ -305,18 +314,18 @@ int ft_irecv(void *buf, int count, FT_Datatype type, int source, int tag) {
 /* A posted receive of p has completed or failed for good: the ms_* log
  * learns the outcome of its ms_irecv, if that is what posted it. */
 static void post_done(ftmw_peer *p, int error) {
-  p->post.active = 0;
-  ftmw_mslog_posted_done(&p->log, error == FT_SUCCESS);
+  post_of(p)->active = 0;
+  ftmw_mslog_posted_done(&ftmw_app_of(p)->log, error == FT_SUCCESS);
 }
 
 int ftmw_wait(const char *call, int rank) {
   ftmw_peer *p = ftmw_master_peer(rank);
   if (p == NULL)
     return 0;
-  if (!p->post.active)
+  if (!post_of(p)->active)
     return ftmw_fail(FT_ERR_NOT_POSTED);
-  int n = ftmw_recv(call, p->post.buf, p->post.count, p->post.type, rank,
-                    p->post.tag, NULL);
+  const ftmw_post *q = post_of(p);
+  int n = ftmw_recv(call, q->buf, q->count, q->type, rank, q->tag, NULL);
   int error = ft_error();
   if (error != FT_ERR_TRUNCATE)
     post_done(p, error);
@@ -334,8 +343,8 @@ int ft_waitany(int *rank) {
   if (!ftmw_is_master())
     return ftmw_fail(FT_ERR_ROLE), -1;
   int posted = 0;
-  for (int r = 1; r <= st.W; r++)
-    posted += st.workers[r].post.active;
+  for (int r = 1; r <= job.W; r++)
+    posted += post_of(&st.workers[r])->active;
   if (!posted)
     return ftmw_fail(FT_ERR_NONE_POSTED), -1;
   recv_want w = {.call = "ft_waitany", .from = FROM_POSTED};

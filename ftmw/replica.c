@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #define st ftmw_st
+#define job ftmw_job
 #define rs ftmw_rep
 
 ftmw_rep_state ftmw_rep;
@@ -53,11 +54,11 @@ void ftmw_rep_free(int W) {
 }
 
 static int with_replicas(void) {
-  return st.M > 0 && st.role == FTMW_ROLE_MASTER;
+  return job.M > 0 && job.role == FTMW_ROLE_MASTER;
 }
 
 static int replica_alive(int k) {
-  return k != st.id && ftmw_peer_is_up(&st.masters[k]);
+  return k != job.id && ftmw_peer_is_up(&st.masters[k]);
 }
 
 /* The transport, as the protocol uses it (see ftmw_rep_link). */
@@ -90,7 +91,7 @@ static void send_master(int k, int type, int tag, unsigned flags, uint64_t seq,
 static void diverged(int kind, int want) {
   ftmw_log("master %d: the primary decided another call (kind %d; this call: "
            "kind %d, or another worker): the program is not deterministic; "
-           "leaving the job", st.id, kind, want);
+           "leaving the job", job.id, kind, want);
   ftmw_trace("diverged", "\"kind\":%d,\"call_kind\":%d", kind, want);
   _exit(70);
 }
@@ -109,12 +110,12 @@ static int tell_verdict(ftmw_peer *p, uint64_t n, int ok) {
       return 0;
     ftmw_put32(b, (uint32_t)p->id);
     memcpy(b + 4, kept->data, kept->len);
-    for (int k = 0; k <= st.M; k++)
+    for (int k = 0; k <= job.M; k++)
       if (replica_alive(k))
         send_master(k, FTMW_FRAME_KEPT, kept->tag, 0, kept->seq, b, len);
     free(b);
   }
-  for (int k = 0; k <= st.M; k++)
+  for (int k = 0; k <= job.M; k++)
     if (replica_alive(k)) {
       send_master(k, FTMW_FRAME_VERDICT, p->id, ok ? FTMW_FLAG_OK : 0, n, NULL,
                   0);
@@ -136,7 +137,7 @@ static void answer(ftmw_peer *p, uint64_t n) {
       return;
     w->answered_n = n;
   }
-  for (int k = 0; k <= st.M; k++)
+  for (int k = 0; k <= job.M; k++)
     if (w->suspect_by[k] == n)
       w->suspect_by[k] = 0;
 }
@@ -154,16 +155,16 @@ static void send_decision(int k, const ftmw_decision *d) {
  * exchanges it has completed (its DONEs went to the old one). */
 static void primary_changed(void) {
   rs.seen_primary = st.primary;
-  if (st.primary == st.id) {
+  if (st.primary == job.id) {
     ftmw_trace("role_change", "\"role\":\"primary\",\"decisions\":%llu",
                (unsigned long long)rs.dec_rcvd);
-    ftmw_log("master %d takes over as primary", st.id);
-    for (int k = 0; k <= st.M && rs.dec_rcvd > 0; k++)
+    ftmw_log("master %d takes over as primary", job.id);
+    for (int k = 0; k <= job.M && rs.dec_rcvd > 0; k++)
       if (replica_alive(k))
         send_decision(k, &rs.dec_last);
     return;
   }
-  for (int r = 1; r <= st.W; r++)
+  for (int r = 1; r <= job.W; r++)
     if (rs.workers[r].calls > 0 && ftmw_peer_is_up(&st.masters[st.primary]))
       send_master(st.primary, FTMW_FRAME_DONE, r, 0, rs.workers[r].calls,
                   NULL, 0);
@@ -182,9 +183,9 @@ static int replicated_serve(void) {
     primary_changed();
     n++;
   }
-  for (int r = 1; r <= st.W && st.id == st.primary; r++) {
+  for (int r = 1; r <= job.W && job.id == st.primary; r++) {
     ftmw_rep_worker *w = &rs.workers[r];
-    for (int k = 0; k <= st.M; k++)
+    for (int k = 0; k <= job.M; k++)
       if (w->suspect_by[k] != 0 && w->suspect_by[k] <= w->outcome_n) {
         answer(&st.workers[r], w->suspect_by[k]);
         n++;
@@ -196,10 +197,10 @@ static int replicated_serve(void) {
 
 static int replicated_begin(ftmw_peer *p) {
   const ftmw_rep_worker *w = of(p);
-  if (st.id != st.primary || w->calls == 0)
+  if (job.id != st.primary || w->calls == 0)
     return 0;
   int waited = 0;
-  for (int k = 0; k <= st.M; k++)
+  for (int k = 0; k <= job.M; k++)
     while (replica_alive(k) && w->done_by[k] < w->calls) {
       ftmw_wait_locked(-1); /* which answers the replicas' SUSPECTs */
       waited = 1;
@@ -208,7 +209,7 @@ static int replicated_begin(ftmw_peer *p) {
 }
 
 static void replicated_decide(int kind, int rank, uint64_t value) {
-  if (st.id != st.primary)
+  if (job.id != st.primary)
     return;
   /* A master that has just taken over resends the old primary's last
    * decision first: a replica that missed it would take a new one for
@@ -218,7 +219,7 @@ static void replicated_decide(int kind, int rank, uint64_t value) {
   flush_primary_call(); /* decisions go out in the order they were made */
   ftmw_decision d = {.kind = kind, .rank = rank, .value = value,
                      .number = ++rs.dec_taken};
-  for (int k = 0; k <= st.M; k++)
+  for (int k = 0; k <= job.M; k++)
     if (replica_alive(k))
       send_decision(k, &d);
 }
@@ -374,11 +375,11 @@ static int on_decide(ftmw_peer *p, const ftmw_hdr *h, void *payload) {
   d.value = ftmw_get64(b + 8);
   ftmw_msg_free_data(payload);
   int rc = -1;
-  if (p->kind == FTMW_ROLE_MASTER && st.role == FTMW_ROLE_MASTER &&
+  if (p->kind == FTMW_ROLE_MASTER && job.role == FTMW_ROLE_MASTER &&
       d.rank >= (d.kind == FTMW_DECIDE_TESTANY || d.kind == FTMW_DECIDE_PRIMARY
                      ? 0
                      : 1) &&
-      d.rank <= st.W) {
+      d.rank <= job.W) {
     uv_mutex_lock(&st.lock);
     rc = ftmw_rep_queue_decision_locked(&d);
     ftmw_loop_wake_locked();
@@ -402,8 +403,8 @@ static int on_kept(ftmw_peer *p, const ftmw_hdr *h, void *payload) {
   uint32_t rank = ftmw_get32(b); /* the wire checked len >= 4 */
   size_t len = (size_t)h->len - 4;
   ftmw_msg *m = NULL;
-  if (p->kind == FTMW_ROLE_MASTER && st.role == FTMW_ROLE_MASTER &&
-      rank >= 1 && (int)rank <= st.W)
+  if (p->kind == FTMW_ROLE_MASTER && job.role == FTMW_ROLE_MASTER &&
+      rank >= 1 && (int)rank <= job.W)
     m = ftmw_msg_new(len);
   if (m != NULL) {
     m->source = (int)rank;
@@ -426,10 +427,10 @@ static int on_kept(ftmw_peer *p, const ftmw_hdr *h, void *payload) {
 /* ACKED, DONE, SUSPECT and VERDICT: what the worker or the other masters
  * have done with an exchange. */
 static int on_progress(ftmw_peer *p, const ftmw_hdr *h) {
-  int ok = st.role == FTMW_ROLE_MASTER &&
+  int ok = job.role == FTMW_ROLE_MASTER &&
            (h->type == FTMW_FRAME_ACKED
                 ? p->kind == FTMW_ROLE_WORKER
-                : p->kind == FTMW_ROLE_MASTER && h->tag <= st.W);
+                : p->kind == FTMW_ROLE_MASTER && h->tag <= job.W);
   uv_mutex_lock(&st.lock);
   ftmw_rep_worker *w = ok ? &rs.workers[h->type == FTMW_FRAME_ACKED
                                             ? p->id
@@ -517,11 +518,11 @@ int ftmw_rep_send(ftmw_peer *p, uint64_t seq) {
 
 void ftmw_rep_copy(int acker, int tag, uint64_t seq, const void *buf,
                    size_t len) {
-  if (st.M == 0 || st.role != FTMW_ROLE_WORKER)
+  if (job.M == 0 || job.role != FTMW_ROLE_WORKER)
     return;
   /* One master after the other, so that a death between two copies
    * (fault point send.copy, hit before each) reaches exactly the first. */
-  for (int k = 0; k <= st.M; k++) {
+  for (int k = 0; k <= job.M; k++) {
     if (k == acker || !ftmw_peer_is_up(&st.masters[k]))
       continue;
     ftmw_fault_hit(FTMW_FAULT_SEND_COPY);
@@ -547,7 +548,7 @@ int ftmw_rep_follow_restore(ftmw_peer *p, uint64_t v) {
   /* A spare's ACTIVATED, or a spawned worker's HELLO, is on its way: it
    * left before the primary heard from it. A spare that dies first is
    * seen; a spawned worker is given the launch deadline. */
-  const ftmw_peer *sp = s >= 0 && s < st.S ? &st.spares[s] : NULL;
+  const ftmw_peer *sp = s >= 0 && s < job.S ? &st.spares[s] : NULL;
   uint64_t deadline = ftmw_now_ms() + FTMW_LAUNCH_WAIT_MS;
   while (p->epoch < e) {
     uint64_t now = ftmw_now_ms();

@@ -10,6 +10,7 @@
 #include <signal.h>
 
 #define st ftmw_st
+#define job ftmw_job
 
 /* The Open MPI hang that spawn.c bounds is most likely when the spawn
  * races with mpirun's handling of the death of the child the new one
@@ -39,11 +40,11 @@ static int restore_spawn(ftmw_peer *p) {
   wait_reaped(p);
   for (;;) {
     int host = -1;
-    if (st.hosts.n) {
+    if (job.hosts.n) {
       int was = ftmw_spawn_host_of(p->id);
-      if (was >= 0 && ftmw_hosts_fail(&st.hosts, st.hosts.v[was].name))
-        ftmw_log("host %s blacklisted", st.hosts.v[was].name);
-      host = ftmw_hosts_pick(&st.hosts);
+      if (was >= 0 && ftmw_hosts_fail(&job.hosts, job.hosts.v[was].name))
+        ftmw_log("host %s blacklisted", job.hosts.v[was].name);
+      host = ftmw_hosts_pick(&job.hosts);
       if (host < 0)
         return FT_ERR_NO_HOST;
     } else if (attempts++ == FTMW_SPAWN_ATTEMPTS) {
@@ -71,11 +72,11 @@ static int restore_spawn(ftmw_peer *p) {
 }
 
 static int restore_spare(ftmw_peer *p) {
-  for (int k = 0; k < st.S; k++) {
+  for (int k = 0; k < job.S; k++) {
     ftmw_peer *sp = &st.spares[k];
     uv_mutex_lock(&st.lock);
     int idle = ftmw_peer_is_up(sp) &&
-               !(st.hosts.n && ftmw_hosts_is_failed(&st.hosts, sp->at.host));
+               !(job.hosts.n && ftmw_hosts_is_failed(&job.hosts, sp->at.host));
     if (!idle) {
       uv_mutex_unlock(&st.lock);
       continue;
@@ -98,9 +99,9 @@ static int restore_spare(ftmw_peer *p) {
 int ftmw_launch_restore(ftmw_peer *p) {
   /* Static mode with a hostfile: the failed worker's host, by the name its
    * process reported, takes no replacement. */
-  if (st.hosts.n && st.mode == FTMW_MODE_STATIC && p->at.host[0] &&
-      !ftmw_hosts_is_failed(&st.hosts, p->at.host) &&
-      ftmw_hosts_blacklist(&st.hosts, p->at.host) == 0)
+  if (job.hosts.n && job.mode == FTMW_MODE_STATIC && p->at.host[0] &&
+      !ftmw_hosts_is_failed(&job.hosts, p->at.host) &&
+      ftmw_hosts_blacklist(&job.hosts, p->at.host) == 0)
     ftmw_log("host %s blacklisted", p->at.host);
-  return st.mode == FTMW_MODE_SPAWN ? restore_spawn(p) : restore_spare(p);
+  return job.mode == FTMW_MODE_SPAWN ? restore_spawn(p) : restore_spare(p);
 }

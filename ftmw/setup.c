@@ -5,6 +5,7 @@
 #include <string.h>
 
 #define st ftmw_st
+#define job ftmw_job
 
 /* Every master's listening address, in priority order: what each new
  * process (worker, spare, replacement) is told to connect to. */
@@ -13,14 +14,14 @@ static ftmw_addr masters_at[FTMW_MAX_MASTERS];
 ftmw_addr *ftmw_setup_masters(void) { return masters_at; }
 
 void ftmw_setup_apply(const ftmw_setup *s) {
-  st.role = s->role;
-  st.id = s->id;
-  st.epoch = s->epoch;
-  st.W = s->W;
-  st.M = s->M;
-  st.S = s->S;
-  st.cfg = s->cfg;
-  memcpy(st.secret, s->secret, sizeof(st.secret));
+  job.role = s->role;
+  job.id = s->id;
+  job.epoch = s->epoch;
+  job.W = s->W;
+  job.M = s->M;
+  job.S = s->S;
+  job.cfg = s->cfg;
+  memcpy(job.secret, s->secret, sizeof(job.secret));
 }
 
 void ftmw_setup_self_addr(ftmw_addr *a) {
@@ -33,7 +34,7 @@ void ftmw_setup_self_addr(ftmw_addr *a) {
 void ftmw_setup_put_masters(ftmw_setup *s) {
   memcpy(s->masters, masters_at, sizeof(masters_at));
   uv_mutex_lock(&st.lock);
-  for (int k = 0; k <= st.M && st.masters; k++)
+  for (int k = 0; k <= job.M && st.masters; k++)
     if (ftmw_peer_is_failed(&st.masters[k]))
       s->masters[k].port = 0;
   uv_mutex_unlock(&st.lock);
@@ -45,12 +46,12 @@ void ftmw_setup_fill(ftmw_setup *s, int role, int id, uint32_t epoch) {
   s->role = role;
   s->id = id;
   s->epoch = epoch;
-  s->W = st.W;
-  s->M = st.M;
-  s->S = st.S;
-  s->cfg = st.cfg;
-  memcpy(s->secret, st.secret, sizeof(s->secret));
-  if (st.id == 0 && st.role == FTMW_ROLE_MASTER)
+  s->W = job.W;
+  s->M = job.M;
+  s->S = job.S;
+  s->cfg = job.cfg;
+  memcpy(s->secret, job.secret, sizeof(s->secret));
+  if (job.id == 0 && job.role == FTMW_ROLE_MASTER)
     ftmw_setup_self_addr(&masters_at[0]);
   ftmw_setup_put_masters(s);
 }

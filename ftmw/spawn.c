@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #define st ftmw_st
+#define job ftmw_job
 
 /* Open MPI 4.1's mpirun can lose a new child's PMIx_Init when the spawn
  * races with its handling of another child's death: the child then waits
@@ -42,7 +43,7 @@ int ftmw_spawn_prepare(int *argc, char ***argv, int multiple) {
 }
 
 int ftmw_spawn_wait_ms(int n) {
-  int64_t t = st.cfg.spawn_timeout_ms;
+  int64_t t = job.cfg.spawn_timeout_ms;
   return (int)(t + t * n / 16);
 }
 
@@ -99,7 +100,7 @@ static spawn_call *spawn_call_new(const int *hosts, int n, const char *env) {
     MPI_Info_create(&c->infos[i]);
     MPI_Info_set(c->infos[i], "env", env); /* Open MPI's key */
     if (hosts[i] >= 0)
-      MPI_Info_set(c->infos[i], "host", st.hosts.v[hosts[i]].name);
+      MPI_Info_set(c->infos[i], "host", job.hosts.v[hosts[i]].name);
   }
   return c;
 }
@@ -207,7 +208,7 @@ static int spawn_peers(ftmw_peer **peers, const int *hosts, int n, int role,
       MPI_Error_string(c->mrc != MPI_SUCCESS ? c->mrc : c->errcodes[i], msg, &len);
       ftmw_log("cannot spawn %s %d%s%s: %s", ftmw_role_name(role), peers[i]->id,
                hosts[i] >= 0 ? " on " : "",
-               hosts[i] >= 0 ? st.hosts.v[hosts[i]].name : "", msg);
+               hosts[i] >= 0 ? job.hosts.v[hosts[i]].name : "", msg);
       rc = SPAWN_ERROR;
     }
   for (int i = 0; i < n && rc == SPAWN_OK; i++) {
@@ -218,7 +219,7 @@ static int spawn_peers(ftmw_peer **peers, const int *hosts, int n, int role,
       rc = SPAWN_ERROR;
     ftmw_trace("spawned", "\"%s\":%d,\"peer_epoch\":%u,\"host\":\"%s\",\"ms\":%.3f",
                ftmw_role_name(role), peers[i]->id, peers[i]->epoch,
-               hosts[i] >= 0 ? st.hosts.v[hosts[i]].name : st.host, ms);
+               hosts[i] >= 0 ? job.hosts.v[hosts[i]].name : job.host, ms);
   }
   /* A worker's intercommunicator is never used again, and freeing or
    * disconnecting it would involve the children: it is left alone. */
@@ -263,11 +264,11 @@ int ftmw_spawn_recv_bounded(void *buf, int bytes, MPI_Comm comm, int wait_ms) {
 }
 
 int ftmw_spawn_place_workers(void) {
-  placed_host = calloc((size_t)st.W + 1, sizeof(int));
+  placed_host = calloc((size_t)job.W + 1, sizeof(int));
   if (placed_host == NULL)
     return -1;
-  for (int r = 1; r <= st.W; r++)
-    placed_host[r] = st.hosts.n ? ftmw_hosts_place(&st.hosts, r - 1) : -1;
+  for (int r = 1; r <= job.W; r++)
+    placed_host[r] = job.hosts.n ? ftmw_hosts_place(&job.hosts, r - 1) : -1;
   return 0;
 }
 
@@ -275,9 +276,9 @@ int ftmw_spawn_host_of(int r) { return placed_host[r]; }
 
 /* The replicas go on the hosts after the workers'. */
 int ftmw_spawn_replicas(ftmw_addr *at) {
-  for (int k = 1; k <= st.M; k++) {
+  for (int k = 1; k <= job.M; k++) {
     ftmw_addr a;
-    int host = st.hosts.n ? ftmw_hosts_place(&st.hosts, st.W + k - 1) : -1;
+    int host = job.hosts.n ? ftmw_hosts_place(&job.hosts, job.W + k - 1) : -1;
     ftmw_peer *p = &st.masters[k];
     uv_mutex_lock(&st.lock); /* the listener runs */
     ftmw_peer_set_locked(p, FTMW_PEER_JOINING, "spawning");
@@ -300,7 +301,7 @@ int ftmw_spawn_replicas(ftmw_addr *at) {
     }
     at[k] = ftmw_addr_ended(a);
   }
-  for (int k = 1; k <= st.M; k++) {
+  for (int k = 1; k <= job.M; k++) {
     if (ftmw_peer_is_failed(&st.masters[k]))
       continue;
     ftmw_setup s;
@@ -313,16 +314,16 @@ int ftmw_spawn_replicas(ftmw_addr *at) {
 }
 
 int ftmw_spawn_workers(void) {
-  ftmw_peer **workers = malloc((size_t)st.W * sizeof(*workers));
+  ftmw_peer **workers = malloc((size_t)job.W * sizeof(*workers));
   if (workers == NULL)
     return -1;
   uv_mutex_lock(&st.lock); /* the listener runs */
-  for (int r = 1; r <= st.W; r++) {
+  for (int r = 1; r <= job.W; r++) {
     ftmw_peer_set_locked(&st.workers[r], FTMW_PEER_JOINING, "spawning");
     workers[r - 1] = &st.workers[r];
   }
   uv_mutex_unlock(&st.lock);
-  int rc = spawn_peers_retried(workers, placed_host + 1, st.W, FTMW_ROLE_WORKER, NULL);
+  int rc = spawn_peers_retried(workers, placed_host + 1, job.W, FTMW_ROLE_WORKER, NULL);
   free(workers);
   return rc;
 }

@@ -1,16 +1,16 @@
-/* The process's one state record (ftmw_impl.h) and who this process is. */
+/* The process's state records (ftmw_impl.h, job.h) and who this process
+ * is. */
 #include "ftmw_impl.h"
 
 struct ftmw_state ftmw_st;
-#define st ftmw_st
-
-struct ftmw_state ftmw_st;
+struct ftmw_job ftmw_job;
+#define job ftmw_job
 
 uint32_t ftmw_self_pid(void) {
-  switch (st.role) {
-  case FTMW_ROLE_MASTER: return FTMW_PID_MASTER(st.id);
-  case FTMW_ROLE_SPARE: return FTMW_PID_SPARE(st.id);
-  default: return (uint32_t)st.id;
+  switch (job.role) {
+  case FTMW_ROLE_MASTER: return FTMW_PID_MASTER(job.id);
+  case FTMW_ROLE_SPARE: return FTMW_PID_SPARE(job.id);
+  default: return (uint32_t)job.id;
   }
 }
 

@@ -33,7 +33,7 @@ void ftmw_trace(const char *event, const char *fields, ...) {
   char line[1024];
   struct timeval tv;
   gettimeofday(&tv, NULL);
-  const struct ftmw_state *s = &ftmw_st;
+  const struct ftmw_job *s = &ftmw_job;
   int n = snprintf(line, sizeof(line),
                    "{\"wall\":%ld.%06ld,\"mono\":%.6f,\"role\":\"%s\","
                    "\"rank\":%d,\"id\":%d,\"epoch\":%u,\"host\":\"%s\",\"pid\":%d,"

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #define st ftmw_st
+#define job ftmw_job
 
 static ftmw_link link_;
 static void link_self(void);
@@ -40,7 +41,7 @@ int ftmw_op_wait_locked(ftmw_op *op) {
 
 /* --- peers: joining ----------------------------------------------------- */
 
-/* Where this process runs, read at ftmw_transport_start (st.host set). */
+/* Where this process runs, read at ftmw_transport_start (job.host set). */
 static ftmw_place my_place;
 
 const ftmw_place *ftmw_transport_self(void) { return &my_place; }
@@ -85,12 +86,12 @@ static int on_hello(void *ctx, ftmw_conn *c, const ftmw_hello *hello,
   (void)ctx;
   const ftmw_hello m = *hello;
   ftmw_peer *p = NULL;
-  if (m.role == FTMW_ROLE_WORKER && m.id >= 1 && (int)m.id <= st.W)
+  if (m.role == FTMW_ROLE_WORKER && m.id >= 1 && (int)m.id <= job.W)
     p = &st.workers[m.id];
-  else if (m.role == FTMW_ROLE_SPARE && (int)m.id < st.S)
+  else if (m.role == FTMW_ROLE_SPARE && (int)m.id < job.S)
     p = &st.spares[m.id];
-  else if (m.role == FTMW_ROLE_MASTER && (int)m.id > st.id && (int)m.id <= st.M &&
-           st.role == FTMW_ROLE_MASTER)
+  else if (m.role == FTMW_ROLE_MASTER && (int)m.id > job.id && (int)m.id <= job.M &&
+           job.role == FTMW_ROLE_MASTER)
     p = &st.masters[m.id]; /* a replica after this master in the order */
   if (p == NULL) {
     *reject = "unknown process identity";
@@ -100,8 +101,8 @@ static int on_hello(void *ctx, ftmw_conn *c, const ftmw_hello *hello,
   int ok = p->state == FTMW_PEER_JOINING && p->epoch == m.epoch && p->conn == NULL;
   /* A master with replicas meets a worker the primary spawned by
    * ft_restore: a later incarnation than it knows. */
-  int later = st.M > 0 && m.role == FTMW_ROLE_WORKER && m.epoch > p->epoch &&
-              st.mode == FTMW_MODE_SPAWN;
+  int later = job.M > 0 && m.role == FTMW_ROLE_WORKER && m.epoch > p->epoch &&
+              job.mode == FTMW_MODE_SPAWN;
   uv_mutex_unlock(&st.lock);
   if (!ok && later) {
     adopt(c, p, m.epoch, 0, &m.at, 1);
@@ -136,18 +137,18 @@ static int on_hello(void *ctx, ftmw_conn *c, const ftmw_hello *hello,
 
 static void on_activate(ftmw_conn *c, ftmw_peer *p, const ftmw_hdr *h) {
   /* Armed for the worker it becomes before the application can run on. */
-  ftmw_fault_arm(st.cfg.fault, 0, h->tag, (uint32_t)h->seq);
+  ftmw_fault_arm(job.cfg.fault, 0, h->tag, (uint32_t)h->seq);
   uv_mutex_lock(&st.lock);
-  st.role = FTMW_ROLE_WORKER;
-  st.id = h->tag;
-  st.epoch = (uint32_t)h->seq;
+  job.role = FTMW_ROLE_WORKER;
+  job.id = h->tag;
+  job.epoch = (uint32_t)h->seq;
   st.activated = 1;
   ftmw_loop_wake_locked();
   uv_mutex_unlock(&st.lock);
   link_self(); /* its frames now bear the worker's identity */
   /* Every other master learns it too, before anything this worker sends
    * it: replicas adopt the connection as the new incarnation. */
-  for (int k = 0; k <= st.M; k++) {
+  for (int k = 0; k <= job.M; k++) {
     ftmw_peer *m = &st.masters[k];
     if (m == p || (m->conn != NULL && ftmw_peer_is_up(m)))
       ftmw_link_send(m == p ? c : m->conn, FTMW_FRAME_ACTIVATED, h->tag,
@@ -161,7 +162,7 @@ static void on_activate(ftmw_conn *c, ftmw_peer *p, const ftmw_hdr *h) {
 static int on_adopt(ftmw_conn *c, ftmw_peer *sp, const ftmw_hdr *h) {
   int r = h->tag;
   uint32_t e = (uint32_t)h->seq;
-  if (st.role != FTMW_ROLE_MASTER || r < 1 || r > st.W ||
+  if (job.role != FTMW_ROLE_MASTER || r < 1 || r > job.W ||
       h->src != (uint32_t)r || h->epoch != e || h->dst != ftmw_self_pid() ||
       e <= st.workers[r].epoch) {
     ftmw_peer_down(sp, 0, "protocol error: unexpected ACTIVATED");
@@ -182,7 +183,7 @@ static int on_adopt(ftmw_conn *c, ftmw_peer *sp, const ftmw_hdr *h) {
  * exit status), whatever its application thread is doing. */
 static void fenced(const ftmw_peer *m) {
   ftmw_log("%s %d (pid %d): declared failed by master %d; exiting",
-           ftmw_role_name(st.role), st.id, (int)getpid(), m->id);
+           ftmw_role_name(job.role), job.id, (int)getpid(), m->id);
   ftmw_trace("fenced", "\"by\":%d", m->id);
   _exit(3);
 }
@@ -197,10 +198,10 @@ static void fenced(const ftmw_peer *m) {
 static int primary_first(ftmw_conn *c, const ftmw_peer *p, int type) {
   if ((type != FTMW_FRAME_DECIDE && type != FTMW_FRAME_VERDICT &&
        type != FTMW_FRAME_KEPT && type != FTMW_FRAME_DOWN) ||
-      p->kind != FTMW_ROLE_MASTER || st.role != FTMW_ROLE_MASTER)
+      p->kind != FTMW_ROLE_MASTER || job.role != FTMW_ROLE_MASTER)
     return 0;
   int k = __atomic_load_n(&st.primary, __ATOMIC_RELAXED);
-  if (k == p->id || k == st.id || st.masters[k].conn == NULL)
+  if (k == p->id || k == job.id || st.masters[k].conn == NULL)
     return 0;
   ftmw_link_drain(st.masters[k].conn);
   return !ftmw_link_open(c);
@@ -232,7 +233,7 @@ static int on_frame(void *ctx, ftmw_conn *c, void *peer, const ftmw_hdr *h,
     return routes[h->type](p, h, payload) || !ftmw_link_open(c);
   switch (h->type) {
   case FTMW_FRAME_COPY: /* only a worker to a replica */
-    if (st.role != FTMW_ROLE_MASTER || p->kind != FTMW_ROLE_WORKER) {
+    if (job.role != FTMW_ROLE_MASTER || p->kind != FTMW_ROLE_WORKER) {
       ftmw_msg_free_data(payload);
       ftmw_peer_down(p, 0, "protocol error: unexpected COPY");
       return 1;
@@ -289,8 +290,8 @@ static int on_frame(void *ctx, ftmw_conn *c, void *peer, const ftmw_hdr *h,
     uv_mutex_unlock(&st.lock);
     return 0;
   case FTMW_FRAME_DOWN: {
-    if (p->kind != FTMW_ROLE_MASTER || st.role != FTMW_ROLE_MASTER ||
-        h->tag > st.W) {
+    if (p->kind != FTMW_ROLE_MASTER || job.role != FTMW_ROLE_MASTER ||
+        h->tag > job.W) {
       ftmw_peer_down(p, 0, "protocol error: unexpected DOWN");
       return 1;
     }
@@ -310,7 +311,7 @@ static int on_frame(void *ctx, ftmw_conn *c, void *peer, const ftmw_hdr *h,
     fenced(p);
     return 1; /* not reached */
   case FTMW_FRAME_ACTIVATE:
-    if (st.role != FTMW_ROLE_SPARE || h->tag < 1 || h->tag > st.W) {
+    if (job.role != FTMW_ROLE_SPARE || h->tag < 1 || h->tag > job.W) {
       ftmw_peer_down(p, 0, "protocol error: unexpected ACTIVATE");
       return 1;
     }
@@ -345,8 +346,8 @@ static int finished_locked(const ftmw_peer *p) {
           * we are the primary and have not said BYE yet */
          (p->kind == FTMW_ROLE_MASTER &&
           (p->bye || (p->fin && p->id != st.primary &&
-                      (st.bye_sent || st.role != FTMW_ROLE_MASTER ||
-                       st.id != st.primary))));
+                      (st.bye_sent || job.role != FTMW_ROLE_MASTER ||
+                       job.id != st.primary))));
 }
 
 static void on_down(void *ctx, ftmw_conn *c, void *peer, int why,
@@ -388,7 +389,7 @@ static void on_stalled(void *ctx, uint64_t gap, uint64_t now, int long_stall) {
    * come before the FENCE that explains it), so that a fenced process
    * acts on nothing after its stall but the FENCE. */
   if (long_stall)
-    for (int k = 0; k <= st.M; k++)
+    for (int k = 0; k <= job.M; k++)
       if (st.masters[k].conn != NULL)
         ftmw_link_drain(st.masters[k].conn);
   if (st.orphan_since)
@@ -404,7 +405,7 @@ static void hang_until_cut(uint64_t max_ms, int spin) {
   while (ftmw_now_ms() < end) {
     struct pollfd fds[FTMW_MAX_MASTERS];
     int n = 0;
-    for (int k = 0; k <= st.M; k++) {
+    for (int k = 0; k <= job.M; k++) {
       int fd = st.masters[k].conn ? ftmw_link_fd(st.masters[k].conn) : -1;
       if (fd >= 0)
         fds[n++] = (struct pollfd){.fd = fd, .events = POLLRDHUP};
@@ -418,7 +419,7 @@ static void hang_until_cut(uint64_t max_ms, int spin) {
 
 static void on_tick_start(void *ctx) {
   (void)ctx;
-  uint64_t to = (uint64_t)st.cfg.timeout_ms;
+  uint64_t to = (uint64_t)job.cfg.timeout_ms;
   if (ftmw_fault_fires(FTMW_FAULT_TICK_STARVE)) /* waits for a CPU */
     ftmw_fault_starve(4 * to);
   if (ftmw_fault_fires(FTMW_FAULT_TICK_SLEEP)) /* asleep, loop not run */
@@ -431,8 +432,8 @@ static void on_tick_start(void *ctx) {
 static void on_tick(void *ctx, uint64_t now) {
   (void)ctx;
   if (st.orphan_since && now > st.orphan_since &&
-      now - st.orphan_since > (uint64_t)st.cfg.timeout_ms) {
-    ftmw_log("%s %d: every master is gone; exiting", ftmw_role_name(st.role), st.id);
+      now - st.orphan_since > (uint64_t)job.cfg.timeout_ms) {
+    ftmw_log("%s %d: every master is gone; exiting", ftmw_role_name(job.role), job.id);
     ftmw_trace("orphan_exit", NULL);
     _exit(3);
   }
@@ -519,11 +520,11 @@ static void unbind_all(ftmw_peer *v, int from, int to) {
 }
 
 static void stop_all(void) {
-  for (int r = 1; r <= st.W && st.role == FTMW_ROLE_MASTER; r++)
+  for (int r = 1; r <= job.W && job.role == FTMW_ROLE_MASTER; r++)
     ftmw_inbox_drop_held(&st.workers[r]);
-  unbind_all(st.workers, 1, st.W);
-  unbind_all(st.masters, 0, st.M);
-  unbind_all(st.spares, 0, st.S - 1);
+  unbind_all(st.workers, 1, job.W);
+  unbind_all(st.masters, 0, job.M);
+  unbind_all(st.spares, 0, job.S - 1);
   ftmw_link_stop(&link_);
   ftmw_loop_close_handles();
 }
@@ -553,9 +554,9 @@ static void run_submitted(void) {
 /* Tells the link who this process is, now (at start, and when a spare
  * becomes a worker). */
 static void link_self(void) {
-  ftmw_hello self = {.role = (uint32_t)st.role,
-                     .id = (uint32_t)st.id,
-                     .epoch = st.epoch,
+  ftmw_hello self = {.role = (uint32_t)job.role,
+                     .id = (uint32_t)job.id,
+                     .epoch = job.epoch,
                      .at = my_place};
   ftmw_link_set_self(&link_, &self, ftmw_self_pid());
 }
@@ -563,15 +564,15 @@ static void link_self(void) {
 int ftmw_transport_start(int listen) {
   /* Traced from its first event on: the loop may trace from now on, on
    * either thread. */
-  ftmw_trace_open(st.cfg.trace);
-  ftmw_proc_self(&my_place, st.host);
+  ftmw_trace_open(job.cfg.trace);
+  ftmw_proc_self(&my_place, job.host);
   if (ftmw_loop_init(&st.lock, run_submitted,
-                     2 * (uint64_t)st.cfg.heartbeat_ms) != 0)
+                     2 * (uint64_t)job.cfg.heartbeat_ms) != 0)
     return FT_ERR_INTERNAL;
-  ftmw_link_cfg cfg = {.heartbeat_ms = (uint64_t)st.cfg.heartbeat_ms,
-                       .timeout_ms = (uint64_t)st.cfg.timeout_ms,
-                       .max_message = st.cfg.max_message};
-  memcpy(cfg.secret, st.secret, sizeof(cfg.secret));
+  ftmw_link_cfg cfg = {.heartbeat_ms = (uint64_t)job.cfg.heartbeat_ms,
+                       .timeout_ms = (uint64_t)job.cfg.timeout_ms,
+                       .max_message = job.cfg.max_message};
+  memcpy(cfg.secret, job.secret, sizeof(cfg.secret));
   ftmw_link_init(&link_, ftmw_loop(), &st.lock, &cfg, &link_ops, NULL);
   link_self();
   if (listen) {
@@ -612,7 +613,7 @@ void ftmw_op_frame(ftmw_op *op, ftmw_peer *p, int type, int tag,
                 .src = ftmw_self_pid(),
                 .dst = p->pid_wire,
                 .tag = tag,
-                .epoch = st.epoch,
+                .epoch = job.epoch,
                 .seq = op->out.seq,
                 .len = len};
   ftmw_out *o = &op->out;

@@ -7,6 +7,33 @@
 #ifndef FTMW_TRANSPORT_H
 #define FTMW_TRANSPORT_H
 
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "link.h" /* ftmw_out */
+#include "peer.h"
+
+enum ftmw_op_kind {
+  FTMW_OP_FRAME = 1, /* write a frame to op->peer */
+  FTMW_OP_CONNECT,   /* connect to master op->peer at op->addr */
+  FTMW_OP_ACTIVATE,  /* hand spare op->peer to worker op->target */
+  FTMW_OP_STOP       /* close everything and end the loop */
+};
+
+/* Work handed from the application thread to the loop. It lives on
+ * the caller's stack: the caller waits until out.done, and for DATA until
+ * out.acked or out.failed, before returning. */
+typedef struct ftmw_op {
+  ftmw_qnode node; /* st.submit */
+  int kind;
+  struct ftmw_peer *peer;
+  struct ftmw_peer *target; /* ACTIVATE: the worker slot */
+  uint32_t epoch;           /* the peer incarnation this op is meant for */
+  struct sockaddr_storage addr;
+  ftmw_out out; /* FRAME: the frame; every op: its outcome */
+} ftmw_op;
+
 /* Creates the loop and, in a master, the listener on st.listen_ip (port
  * chosen by the kernel, stored in st.listen_port), then starts the thread.
  * Returns FT_SUCCESS or an FT_ERR_* code after logging why. */

@@ -59,22 +59,30 @@ Test(match, any_source_follows_arrival_order, .timeout = 5) {
   cr_assert_null(ftmw_match_any(&arrivals, FT_ANY_TAG));
 }
 
+/* The receives posted, by worker: its tag, or NOT_POSTED. */
+#define NOT_POSTED (-100)
+static int posted_tag[4];
+
+static int posted(int rank, int *tag) {
+  *tag = posted_tag[rank];
+  return posted_tag[rank] != NOT_POSTED;
+}
+
 Test(match, posted_receives_keep_source_order, .timeout = 5) {
   push(1, 7, 10);
   push(1, 8, 11);
   push(2, 8, 20);
-  peers[1].post.active = 1;
-  peers[1].post.tag = 8; /* skips 10 (tag 7): 11 is 1's oldest with tag 8 */
-  peers[2].post.active = 1;
-  peers[2].post.tag = 8;
-  ftmw_msg *m = ftmw_match_posted(&arrivals, peers, 3);
+  posted_tag[1] = 8; /* skips 10 (tag 7): 11 is 1's oldest with tag 8 */
+  posted_tag[2] = 8;
+  posted_tag[3] = NOT_POSTED;
+  ftmw_msg *m = ftmw_match_posted(&arrivals, peers, 3, posted);
   cr_assert_eq(m->source, 1);
   cr_assert_eq(take(m), 11);
-  peers[1].post.tag = FT_ANY_TAG;
-  cr_assert_eq(take(ftmw_match_posted(&arrivals, peers, 3)), 10);
-  peers[1].post.active = 0;
-  cr_assert_eq(take(ftmw_match_posted(&arrivals, peers, 3)), 20);
-  cr_assert_null(ftmw_match_posted(&arrivals, peers, 3));
+  posted_tag[1] = FT_ANY_TAG;
+  cr_assert_eq(take(ftmw_match_posted(&arrivals, peers, 3, posted)), 10);
+  posted_tag[1] = NOT_POSTED;
+  cr_assert_eq(take(ftmw_match_posted(&arrivals, peers, 3, posted)), 20);
+  cr_assert_null(ftmw_match_posted(&arrivals, peers, 3, posted));
 }
 
 Test(match, drop_frees_one_source_only, .timeout = 5) {

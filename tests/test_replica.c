@@ -28,10 +28,12 @@
 #include <string.h>
 
 #include "ftmw_impl.h"
+#include "calls.h"
 #include "inbox.h"
 #include "replica_state.h"
 
 #define st ftmw_st
+#define job ftmw_job
 
 #define NW 2 /* workers 1..NW */
 #define NM 2 /* masters 0..NM: the primary (0) and two replicas */
@@ -54,8 +56,8 @@ static int nsent;
 
 static void fake_send(int k, int type, int tag, unsigned flags, uint64_t seq,
                       const void *data, size_t len) {
-  cr_assert(k >= 0 && k <= st.M, "a frame to master %d", k);
-  cr_assert(st.role != FTMW_ROLE_MASTER || k != st.id,
+  cr_assert(k >= 0 && k <= job.M, "a frame to master %d", k);
+  cr_assert(job.role != FTMW_ROLE_MASTER || k != job.id,
             "master %d sent a frame to itself", k);
   cr_assert_lt(nsent, MAX_FRAMES, "more than %d frames", MAX_FRAMES);
   frame *f = &sent[nsent++];
@@ -287,7 +289,6 @@ static void init_peers(ftmw_peer *v, int n, int kind) {
     v[i].pid_wire = kind == FTMW_ROLE_MASTER ? FTMW_PID_MASTER(i) : (uint32_t)i;
     ftmw_q_init(&v[i].inbox);
     ftmw_q_init(&v[i].held);
-    ftmw_mslog_init(&v[i].log);
   }
 }
 
@@ -303,10 +304,10 @@ static void start_as(int role, int id) {
   cr_assert_eq(uv_mutex_init(&st.lock), 0);
   ftmw_q_init(&st.submit);
   ftmw_q_init(&st.arrivals);
-  st.role = role;
-  st.id = id;
-  st.W = NW;
-  st.M = NM;
+  job.role = role;
+  job.id = id;
+  job.W = NW;
+  job.M = NM;
   st.primary = 0;
   st.workers = calloc(NW + 1, sizeof(ftmw_peer));
   st.masters = calloc(NM + 1, sizeof(ftmw_peer));
@@ -322,6 +323,7 @@ static void start_as(int role, int id) {
       join(&st.masters[k]);
   st.initialized = 1;
   cr_assert_eq(ftmw_rep_init(NW), 0);
+  cr_assert_eq(ftmw_app_init(NW), 0);
   ftmw_rep_use_link(&fake);
 }
 
@@ -340,14 +342,14 @@ static void stop(void) {
   nsent = 0;
   if (st.workers == NULL)
     return;
-  for (int r = 0; r <= st.W; r++) {
+  for (int r = 0; r <= job.W; r++) {
     ftmw_match_drop(&st.workers[r]);
     ftmw_inbox_drop_held(&st.workers[r]);
-    ftmw_mslog_clear(&st.workers[r].log);
   }
-  for (int k = 0; k <= st.M; k++)
+  for (int k = 0; k <= job.M; k++)
     ftmw_match_drop(&st.masters[k]);
-  ftmw_rep_free(st.W);
+  ftmw_rep_free(job.W);
+  ftmw_app_free();
   free(st.workers);
   free(st.masters);
   st.workers = st.masters = NULL;
@@ -452,7 +454,7 @@ Test(replica, decision_round_trip) {
   decided(&sent[0], &rank, &value);
   ftmw_decision d = {.kind = sent[0].tag, .rank = rank, .value = value,
                      .number = sent[0].seq};
-  st.id = 1; /* the same frame, now in replica 1 */
+  job.id = 1; /* the same frame, now in replica 1 */
   cr_assert_eq(ftmw_rep_queue_decision_locked(&d), 0);
   cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RESTORE, 2, &rank, &value), 1);
   cr_assert_eq(rank, 2);
@@ -605,7 +607,7 @@ Test(replica, replica_fails_while_primary_waits) {
 Test(replica, send_case1_replica_asks_then_reports_failure) {
   start(1);
   ftmw_peer *p = &st.workers[1];
-  uint64_t seq = ++p->next_seq; /* as api.c numbers it */
+  uint64_t seq = ++ftmw_app_of(p)->next_seq; /* as api.c numbers it */
   SCRIPT(worker_fails(1), verdict(0, 1, 1, 0));
   cr_assert_eq(ftmw_rep_send(p, seq), FT_ERR_PEER_FAILED);
   cr_assert_eq(ftmw_rep_verdict(p), 0);
@@ -658,7 +660,7 @@ Test(replica, send_case2_primary_answers_ok_once_exchange_ends) {
 Test(replica, send_case2_replica_follows_ok_verdict) {
   start(2);
   ftmw_peer *p = &st.workers[1];
-  uint64_t seq = ++p->next_seq;
+  uint64_t seq = ++ftmw_app_of(p)->next_seq;
   SCRIPT(worker_fails(1), verdict(0, 1, 1, 1));
   cr_assert_eq(ftmw_rep_send(p, seq), FT_ERR_PEER_FAILED);
   cr_assert_eq(ftmw_rep_verdict(p), 1);
@@ -674,7 +676,7 @@ Test(replica, send_case2_verdict_already_here) {
   start(2);
   ftmw_peer *p = &st.workers[1];
   SCRIPT(verdict(0, 1, 1, 1), worker_fails(1));
-  cr_assert_eq(ftmw_rep_send(p, ++p->next_seq), FT_ERR_PEER_FAILED);
+  cr_assert_eq(ftmw_rep_send(p, ++ftmw_app_of(p)->next_seq), FT_ERR_PEER_FAILED);
   cr_assert_eq(ftmw_rep_verdict(p), 1);
   script_played();
   cr_assert_eq(nsent, 0, "sent: %s", frames());
@@ -796,7 +798,7 @@ Test(replica, primary_send_case1_replica_sends_itself) {
   start(1);
   ftmw_peer *p = &st.workers[1];
   SCRIPT(master_fails(0));
-  cr_assert_eq(ftmw_rep_send(p, ++p->next_seq), FTMW_REP_SEND_SELF);
+  cr_assert_eq(ftmw_rep_send(p, ++ftmw_app_of(p)->next_seq), FTMW_REP_SEND_SELF);
   script_played();
   cr_assert_eq(st.primary, 1);
   cr_assert_eq(ftmw_rep_begin(p), 0);
@@ -812,7 +814,7 @@ Test(replica, primary_send_case2_replica_reports_done_to_new_primary) {
   start(2);
   ftmw_peer *p = &st.workers[1];
   SCRIPT(acked(1, 1));
-  cr_assert_eq(ftmw_rep_send(p, ++p->next_seq), FT_SUCCESS);
+  cr_assert_eq(ftmw_rep_send(p, ++ftmw_app_of(p)->next_seq), FT_SUCCESS);
   script_played();
   ftmw_rep_end(p, 1, NULL);
   now(master_fails(0));

@@ -1,0 +1,30 @@
+/* This process's place in the job, and the job's settings: set once at
+ * start-up (launch.c, setup.c), before the transport starts, and only
+ * read afterwards, by every layer and either thread (no lock). */
+#ifndef FTMW_JOB_H
+#define FTMW_JOB_H
+
+#include <stdint.h>
+
+#include "config.h"
+#include "hosts.h"
+#include "wire.h" /* FTMW_SECRET_SIZE, FTMW_HOST_MAX */
+
+enum ftmw_mode { FTMW_MODE_SPAWN = 1, FTMW_MODE_STATIC };
+
+struct ftmw_job {
+  int mode; /* FTMW_MODE_* */
+  int role; /* FTMW_ROLE_* of this process */
+  int id;   /* this process's worker rank / master index / spare index */
+  uint32_t epoch; /* this process's incarnation */
+  int restored;   /* started by ft_restore */
+  int W, M, S;    /* workers, master replicas, spares */
+  ftmw_config cfg;
+  ftmw_hosts hosts;
+  uint8_t secret[FTMW_SECRET_SIZE];
+  char host[FTMW_HOST_MAX]; /* this process's host name */
+};
+
+extern __attribute__((visibility("hidden"))) struct ftmw_job ftmw_job;
+
+#endif
