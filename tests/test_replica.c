@@ -9,9 +9,11 @@
  * tag, flags, seq, a copy of the payload); its wait plays the test's
  * script, one event per wait: a frame that arrives (DECIDE, DONE, SUSPECT,
  * VERDICT, ACKED, KEPT, COPY) or a process that dies, applied to the state
- * exactly as the transport's receive path applies it (on_frame and
- * on_replica_frame in transport.c, inbox.c, ftmw_peer_down in peer.c). A
- * wait with nothing left to happen fails the test instead of hanging.
+ * as the transport's receive path applies it: the frames the transport
+ * routes to the protocol go to its own handler (ftmw_rep_on_frame), a
+ * DECIDE to its queue (ftmw_rep_queue_decision_locked), a COPY to inbox.c,
+ * a death through peer.c. A wait with nothing left to happen fails the
+ * test instead of hanging.
  *
  * The test body is the application thread inside a call: it holds st.lock
  * throughout, as replica.h requires, and the events that run the loop's
@@ -95,7 +97,7 @@ static const char *frames(void) {
   return out;
 }
 
-/* A DECIDE's payload, read as transport.c's on_decide reads it. */
+/* A DECIDE's payload, read as replica.c's on_decide reads it. */
 static void decided(const frame *f, int *rank, uint64_t *value) {
   cr_assert_eq(f->type, FTMW_FRAME_DECIDE);
   cr_assert_eq(f->len, FTMW_DECIDE_SIZE, "DECIDE payload of %zu bytes", f->len);
@@ -1017,7 +1019,7 @@ Test(replica, new_primary_resends_last_decision_before_deciding) {
  * exchanges; replica 2 suspects exchange 1 and asked the primary, which
  * died before answering. Replica 1 takes over and answers exchange 1 with
  * a failure: answer() at replica.c:142 says ok only for the last exchange
- * (n == rw(p)->outcome_n), and keeps the last message only (exchange_ended,
+ * (n == rw(p)->outcome_n), and keeps the last message only (replicated_end,
  * replica.c:94-95). Replica 2 then reports a failure at the ft_recv where
  * the new primary received the data: the masters diverge. */
 Test(replica_spec, new_primary_ahead_answers_older_exchange,
