@@ -1018,9 +1018,9 @@ Test(replica, new_primary_resends_last_decision_before_deciding) {
  * tag 1. Replica 1, which no primary holds back, has completed both
  * exchanges; replica 2 suspects exchange 1 and asked the primary, which
  * died before answering. Replica 1 takes over and answers exchange 1 with
- * a failure: answer() at replica.c:142 says ok only for the last exchange
- * (n == rw(p)->outcome_n), and keeps the last message only (replicated_end,
- * replica.c:94-95). Replica 2 then reports a failure at the ft_recv where
+ * a failure: replica.c's answer() says ok only for the last exchange
+ * (n == rw(p)->outcome_n), and keeps the last message only
+ * (replicated_end). Replica 2 then reports a failure at the ft_recv where
  * the new primary received the data: the masters diverge. */
 Test(replica_spec, new_primary_ahead_answers_older_exchange,
      .disabled = true) {
