@@ -317,11 +317,12 @@ int ft_restore(int rank) {
   uint64_t v;
   if (ftmw_rep_follow(FTMW_DECIDE_RESTORE, rank, &r, &v)) {
     /* A replica: the primary restored (or did not), and says how. */
-    int rc = ftmw_rep_follow_restore(p, v);
+    uint32_t e;
+    int rc = ftmw_rep_follow_restore(p, v, &e);
     if (rc != FT_ERR_NOT_FAILED)
       forget_posted(p);
     if (rc == FT_SUCCESS)
-      ftmw_app_of(p)->app_epoch = p->epoch;
+      ftmw_app_of(p)->app_epoch = e;
     uv_mutex_unlock(&st.lock);
     if (rc != FT_SUCCESS)
       return ftmw_fail(rc);

@@ -537,9 +537,9 @@ uint64_t ftmw_rep_restore_value(int code, const ftmw_peer *p) {
   return v;
 }
 
-int ftmw_rep_follow_restore(ftmw_peer *p, uint64_t v) {
+int ftmw_rep_follow_restore(ftmw_peer *p, uint64_t v, uint32_t *epoch) {
   int code = (int)(v & 0xffff), s = (int)(v >> 16 & 0xffff) - 1;
-  uint32_t e = (uint32_t)(v >> 32);
+  uint32_t e = *epoch = (uint32_t)(v >> 32);
   if (code == FT_ERR_NOT_FAILED)
     return code;
   p->unreported = 0;
