@@ -5,6 +5,7 @@
 #define FTMW_CALLS_H
 
 #include "ftmw_impl.h"
+#include "mslog.h"
 
 /* What a master's calls keep of each worker: the application's view,
  * which the rest of the library never reads. */

@@ -24,7 +24,6 @@
 #include "link.h"
 #include "loop.h" /* ftmw_now_ms */
 #include "msg.h"
-#include "mslog.h"
 #include "queue.h"
 #include "trace.h"
 #include "wire.h"
@@ -50,8 +49,8 @@ struct ftmw_state {
   int finalizing;      /* ft_finalize has begun (FIN sent or going out) */
   int bye_sent;        /* master: finalize has sent BYE */
   int activated;       /* spare: ACTIVATE received (or BYE) */
-  uint64_t rx_seq;        /* worker: the last master DATA seq queued */
-  uint64_t tx_seq;        /* worker: the last DATA seq it sent */
+  uint64_t rx_seq;     /* worker: the last master DATA seq queued */
+  uint64_t tx_seq;     /* worker: the last DATA seq it sent */
 
   /* The transport (the loop's owner, see transport.c): */
   uint64_t orphan_since;
