@@ -1,6 +1,7 @@
 /* Environment parsing (see config.h). */
 #include "ftmw_impl.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,21 @@ int ftmw_config_parse(ftmw_config *c, ftmw_getenv_fn get, char *err,
                errlen) ||
       path_var(get, "FT_TRACE", c->trace, sizeof(c->trace), err, errlen))
     return -1;
+  const char *i = get("FT_IFACE");
+  if (i != NULL) {
+    size_t n = strlen(i);
+    int ok = n > 0 && n < sizeof(c->iface);
+    for (size_t k = 0; ok && k < n; k++)
+      ok = isalnum((unsigned char)i[k]) || strchr("._-@:", i[k]) != NULL;
+    if (!ok) {
+      snprintf(err, errlen,
+               "FT_IFACE=\"%s\" is invalid: expected a network interface "
+               "name (1 to %zu of A-Z a-z 0-9 . _ - @ :)",
+               i, sizeof(c->iface) - 1);
+      return -1;
+    }
+    memcpy(c->iface, i, n + 1);
+  }
   const char *f = get("FT_FAULT");
   if (f != NULL) {
     if (strlen(f) >= sizeof(c->fault)) {

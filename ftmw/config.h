@@ -37,6 +37,9 @@ typedef struct {
   int spawn_timeout_ms; /* FT_SPAWN_TIMEOUT_MS */
   uint64_t max_message;
   char hostfile[FTMW_PATH_MAX]; /* FT_HOSTFILE, "" when unset */
+  char iface[16];               /* FT_IFACE: masters listen on its IPv4
+                                   address; "" when unset (the address
+                                   the host's name resolves to) */
   char trace[FTMW_PATH_MAX];    /* FT_TRACE, "" when unset */
   char fault[FTMW_FAULT_MAX];   /* FT_FAULT (tests only), "" when unset */
 } ftmw_config;

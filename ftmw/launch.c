@@ -90,14 +90,46 @@ static int make_secret(void) {
   return rc;
 }
 
-/* Listeners bind to the address MPI's processor name resolves to, never to
- * every interface. */
+/* Listeners bind to one address, never to every interface: FT_IFACE's
+ * IPv4 address when it is set (the interface MPI is told to use), else the
+ * one MPI's processor name resolves to. */
+static int iface_addr(const char *name) {
+  uv_interface_address_t *v;
+  int n, found = 0;
+  int rc = uv_interface_addresses(&v, &n);
+  if (rc != 0) {
+    ftmw_log("FT_IFACE=%s: cannot list the network interfaces: %s", name,
+             uv_strerror(rc));
+    return -1;
+  }
+  char seen[256] = "";
+  for (int k = 0; k < n && !found; k++) {
+    if (v[k].address.address4.sin_family != AF_INET)
+      continue;
+    if (strcmp(v[k].name, name) == 0) {
+      uv_ip4_name(&v[k].address.address4, st.listen_ip, sizeof(st.listen_ip));
+      found = 1;
+    } else if (strlen(seen) + strlen(v[k].name) + 3 < sizeof(seen)) {
+      strcat(strcat(seen, seen[0] ? ", " : ""), v[k].name);
+    }
+  }
+  uv_free_interface_addresses(v, n);
+  if (!found)
+    ftmw_log("FT_IFACE=%s: no interface of that name with an IPv4 address on "
+             "host %s (those with one: %s)",
+             name, job.host, seen[0] ? seen : "none");
+  return found ? 0 : -1;
+}
+
 static int resolve_self(void) {
+  if (job.cfg.iface[0])
+    return iface_addr(job.cfg.iface);
   struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM};
   struct addrinfo *res = NULL;
   if (getaddrinfo(job.host, NULL, &hints, &res) != 0 || res == NULL) {
     ftmw_log("cannot resolve this host's name \"%s\" (from MPI) to an IPv4 "
-             "address for FTMW's listener",
+             "address for FTMW's listener: list it in /etc/hosts or DNS, or "
+             "set FT_IFACE to the interface to listen on",
              job.host);
     return -1;
   }
@@ -106,10 +138,6 @@ static int resolve_self(void) {
   freeaddrinfo(res);
   return 0;
 }
-
-
-
-
 
 /* Reads and validates the settings (the process that launches the job). */
 static int read_config(int static_size) {

@@ -37,12 +37,13 @@ Test(config, valid_values, .timeout = 5) {
   const char *const t[] = {"FT_NUM_SLAVES", "16", "FT_HEARTBEAT_MS", "50",
                            "FT_TIMEOUT_MS", "100", "FT_FAULT", "recv.ack:2@3/1",
                            "FT_TRACE_DATA", "100", "FT_SPAWN_TIMEOUT_MS", "2500",
-                           NULL};
+                           "FT_IFACE", "eth0.12", NULL};
   cr_assert_eq(parse(t, &c, err), 0, "%s", err);
   cr_assert_eq(c.workers, 16);
   cr_assert_eq(c.spawn_timeout_ms, 2500);
   cr_assert_eq(c.trace_data, 100);
   cr_assert_str_eq(c.fault, "recv.ack:2@3/1");
+  cr_assert_str_eq(c.iface, "eth0.12");
 }
 
 /* Each bad value is refused with a message naming its variable. */
@@ -67,6 +68,9 @@ Test(config, invalid_values_name_the_variable, .timeout = 5) {
       {"FT_FAULT", "recv.ack:0", "FT_FAULT"},
       {"FT_FAULT", "recv.ack@x", "FT_FAULT"},
       {"FT_NUM_MASTERS", "8", "FT_NUM_MASTERS"}, /* at most 7 replicas */
+      {"FT_IFACE", "", "FT_IFACE"},
+      {"FT_IFACE", "eth0; rm", "FT_IFACE"},
+      {"FT_IFACE", "a-name-of-16-chr", "FT_IFACE"}, /* IFNAMSIZ is 16 */
   };
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     ftmw_config c;

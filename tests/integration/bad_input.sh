@@ -21,6 +21,10 @@ expect 2 "unknown option" "$ftmwrun" -w 2 --bogus "$farm"
 expect 2 "expected openmpi or mpich" "$ftmwrun" -w 2 --mpi lam "$farm"
 expect 2 "cannot read" "$ftmwrun" -w 2 --hostfile /nonexistent "$farm"
 expect 2 "not found" "$ftmwrun" -w 2 ./no-such-program
+expect 2 "--agent: './no-such-agent' not found" "$ftmwrun" -w 2 --agent ./no-such-agent "$farm"
+expect 2 "not an interface name" "$ftmwrun" -w 2 --iface 'eth0 x' "$farm"
+expect 1 "FT_IFACE=nosuch9: no interface of that name" env FT_IFACE=nosuch9 "$ftmwrun" -w 2 "$farm"
+expect 1 "FT_IFACE" env FT_IFACE='bad name' "$ftmwrun" -w 2 "$farm"
 expect 0 "SYNOPSIS" "$ftmwrun" --help
 expect 1 "FT_HEARTBEAT_MS" env FT_HEARTBEAT_MS=abc "$ftmwrun" -w 2 "$farm"
 expect 1 "FT_TIMEOUT_MS" env FT_TIMEOUT_MS=10 FT_HEARTBEAT_MS=100 "$ftmwrun" -w 2 "$farm"
