@@ -230,7 +230,6 @@ void ftmw_proc_self(ftmw_place *out, const char *host) {
 int ftmw_proc_is_local(const ftmw_place *peer, const ftmw_place *self) {
   static const uint8_t zero[FTMW_KERNEL_ID_SIZE];
   return peer->pid != 0 && peer->pid != self->pid &&
-         strncmp(peer->host, self->host, sizeof(peer->host)) == 0 &&
          memcmp(self->kernel, zero, FTMW_KERNEL_ID_SIZE) != 0 &&
          memcmp(peer->kernel, self->kernel, FTMW_KERNEL_ID_SIZE) == 0;
 }

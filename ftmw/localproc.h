@@ -54,8 +54,10 @@ const char *ftmw_proc_verdict_name(int verdict);
 void ftmw_proc_self(ftmw_place *out, const char *host);
 
 /* Whether the process at peer can be looked up in the /proc of the one at
- * self: the same host name, kernel boot and pid namespace (known: not all
- * zeros), and another pid. */
+ * self: the same kernel boot and pid namespace (known: not all zeros), and
+ * another pid. The host names do not matter: "hosts" made of network
+ * namespaces of one machine (tools/ftmw-cluster) share its kernel and
+ * CPUs, and one starved there is spared as on one host. */
 int ftmw_proc_is_local(const ftmw_place *peer, const ftmw_place *self);
 
 /* The calling thread's scheduler statistics from /proc/thread-self/schedstat:

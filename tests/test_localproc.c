@@ -163,8 +163,12 @@ Test(localproc, place_is_local_to_a_child, .timeout = 10) {
   other.kernel[20] ^= 1; /* another pid namespace */
   cr_expect(!ftmw_proc_is_local(&other, &mine));
   other = theirs;
-  strcpy(other.host, "there");
+  other.kernel[3] ^= 1; /* another boot: another machine */
   cr_expect(!ftmw_proc_is_local(&other, &mine));
+  other = theirs;
+  strcpy(other.host, "there"); /* a network namespace of this machine */
+  cr_expect(ftmw_proc_is_local(&other, &mine),
+            "the host name does not matter: the kernel does");
   other = theirs;
   memset(other.kernel, 0, sizeof(other.kernel));
   cr_expect(!ftmw_proc_is_local(&other, &zero), "unknown is never local");
