@@ -539,6 +539,10 @@ uint64_t ftmw_link_stalled_ms(const ftmw_link *l) {
  * tick, a drain in on_stalled, stamps a later time than the tick's now). */
 static uint64_t since(uint64_t t, uint64_t now) { return now > t ? now - t : 0; }
 
+uint64_t ftmw_link_silent_ms(ftmw_conn *c) {
+  return unread(c) ? 0 : since(c->last_rx_ms, ftmw_now_ms());
+}
+
 /* A peer silent past the timeout is asked about, if it runs on this host:
  * its kernel knows whether it is gone, stopped, asleep, running, or
  * runnable but waiting for a CPU (an overloaded machine), and only the

@@ -154,6 +154,10 @@ void ftmw_link_close(ftmw_conn *c);
 int ftmw_link_open(const ftmw_conn *c);
 int ftmw_link_readable_by_peer(const ftmw_conn *c);
 
+/* Milliseconds since anything was heard from c's peer (0 while data waits
+ * to be read). The loop's owner only. */
+uint64_t ftmw_link_silent_ms(ftmw_conn *c);
+
 /* The largest payload of a control frame (ftmw_link_send): a HELLO. */
 #define FTMW_LINK_CTRL_MAX FTMW_HELLO_SIZE
 

@@ -6,6 +6,7 @@
  * runs. Everything here runs on the thread that owns the loop, except
  * ftmw_transport_start/submit/stop and the waits. */
 #include "ftmw_impl.h"
+#include "partition.h"
 #include "inbox.h"
 #include "localproc.h"
 #include "loop.h"
@@ -356,6 +357,8 @@ static void on_down(void *ctx, ftmw_conn *c, void *peer, int why,
   (void)c;
   ftmw_peer *p = peer;
   int done = 0;
+  if (why == FTMW_DOWN_SILENT)
+    ftmw_partition_check(p); /* a master cut off steps down here */
   if (why == FTMW_DOWN_CLOSED) {
     uv_mutex_lock(&st.lock);
     done = finished_locked(p);

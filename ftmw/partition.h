@@ -1,0 +1,37 @@
+/* The partition rule: a master cut off from every other host steps down.
+ *
+ * When a master's host is cut off from the rest of the cluster, the
+ * masters elsewhere see it go silent, and one of them takes over as
+ * primary. The cut-off master, left alone, must not go on acting as
+ * primary (restoring workers, writing the answer, the exit status): there
+ * would be two. It cannot tell a partition from the crash of everything
+ * else, but it knows when it has nobody left to work with.
+ *
+ * The rule, checked by a master of a job with replicas each time it is
+ * about to declare a peer failed for its silence: it steps down (exits
+ * with FTMW_EXIT_CUT_OFF, writing nothing more) when
+ *   - it can reach no process on another host: every master, worker and
+ *     spare there is failed, or has been silent for half the timeout
+ *     (suspected), or is the one now found silent; and
+ *   - another master may still be alive to take over: the one now found
+ *     silent is a master, or a master elsewhere is silent without having
+ *     been declared failed yet.
+ * A host is a host name (MPI's processor name). A job on one host never
+ * steps down; nor does a master whose other masters all crashed (their
+ * connections closed): no one can take over from it. Not covered: a
+ * partition that splits the hosts into two groups, each with a master and
+ * workers (docs/operations.md). */
+#ifndef FTMW_PARTITION_H
+#define FTMW_PARTITION_H
+
+struct ftmw_peer;
+
+/* The exit status of a master that stepped down (an orphaned worker or
+ * spare exits with 3). */
+#define FTMW_EXIT_CUT_OFF 4
+
+/* Called by the loop's owner when lost is about to be declared failed for
+ * its silence: steps down (does not return) when the rule above says so. */
+void ftmw_partition_check(const struct ftmw_peer *lost);
+
+#endif
