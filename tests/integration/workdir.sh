@@ -11,7 +11,7 @@ workdir_end() {
   eval "$workdir_exit"
   if [ "$rc" -ne 0 ] && [ -s "$tmp/trace" ]; then
     echo "== trace events (mono s, role id epoch, pid, event, details):"
-    grep -E '"event":"(launch|failure_detected|peer_starved|stalled|fenced|orphan_exit|spawn_abandoned|primary_changed|role_change|diverged|fault_injected)"' "$tmp/trace" |
+    grep -E '"event":"(launch|failure_detected|peer_starved|stalled|fenced|orphan_exit|spawn_abandoned|primary_changed|role_change|stepped_down|diverged|fault_injected)"' "$tmp/trace" |
       sed -e 's/^{"wall":[0-9.]*,"mono":\([0-9.]*\),"role":"\([a-z]*\)","rank":[0-9]*,"id":\([0-9]*\),"epoch":\([0-9]*\),"host":"[^"]*","pid":\([0-9]*\),/\1 \2 \3 \4 pid \5 /' \
           -e 's/"event":"\([a-z_]*\)",*/\1 /' -e 's/}$//' | sort -n | head -200
   fi

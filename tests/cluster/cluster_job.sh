@@ -1,0 +1,124 @@
+#!/bin/bash
+# A farm job across the hosts of a virtual cluster (tools/ftmw-cluster),
+# broken in one way, must print the fault-free checksum once, every task
+# once, and exit 0. The cluster: h0 runs ftmwrun (the login node), the job
+# runs on h1 (the primary, alone) and h2..h4 (two slots each); this script
+# makes it under its own name and removes it at exit.
+# SCENARIO:
+#   spread       no fault: the workers run on at least 2 hosts
+#   crash        host h2 stops (link cut, processes killed: a power loss):
+#                its workers are declared failed and restored elsewhere,
+#                h2 is blacklisted
+#   kill         every process of h2 is killed (connections closed)
+#   cut_worker   h2 is cut off: its workers are declared failed, no sooner
+#                than FT_TIMEOUT_MS; they are stopped, h2 heals, they are
+#                resumed: fenced, they must exit and nothing of theirs counts
+#   cut_primary  h1 (the primary) is cut off: it steps down, the replica
+#                takes over
+#   cut_replica  the replica's host is cut off: it steps down
+#   no_host      static mode without spares: h2's workers cannot be
+#                restored (no host left), the others finish the job
+# Exits 77 (skipped) where network namespaces cannot be made.
+# Usage: cluster_job.sh FTMWRUN FARM SCENARIO "FTMWRUN-OPTIONS"
+set -u
+ftmwrun=$1 farm=$2 scenario=$3 opts=$4
+here=$(cd "$(dirname "$0")" && pwd)
+cluster=$here/../../tools/ftmw-cluster
+"$cluster" check || exit 77
+. "$here/../integration/workdir.sh"
+export FTMW_CLUSTER=ftc$$ FTMW_SHARED_DIR=$tmp
+# shellcheck disable=SC2016
+workdir_exit='"$cluster" down'
+"$cluster" up 5 || { echo "FAIL: cannot make the cluster"; exit 1; }
+export FT_TIMEOUT_MS=1000 FT_HEARTBEAT_MS=200
+tasks=${TASKS:-1200}
+printf 'h1 slots=1\nh2 slots=2\nh3 slots=2\nh4 slots=2\n' > "$tmp/hosts"
+"$here/../integration/reference.sh" "$tmp/ref" "$ftmwrun" "--static -w 2" "$farm" --tasks "$tasks" --work-us 0 || exit 1
+ref=$(grep '^checksum' "$tmp/ref")
+
+trace=$tmp/trace
+# shellcheck disable=SC2086
+FT_TRACE=$trace "$cluster" exec h0 "$ftmwrun" $opts --hostfile "$tmp/hosts" \
+  --agent "$here/../../tools/ftmw-cluster-rsh" --iface eth0 \
+  "$farm" --tasks "$tasks" --work-us 20000 > "$tmp/out" 2> "$tmp/err" &
+job=$!
+# The job runs once the primary has heard from every worker and replica.
+want=$(($(echo "$opts" | sed -n 's/.*-w \([0-9]*\).*/\1/p') + $(echo "$opts" | sed -n 's/.*-m \([0-9]*\).*/\1/p' | grep . || echo 0)))
+for _ in $(seq 300); do
+  [ "$(grep '"role":"master","rank":[0-9]*,"id":0,' "$trace" 2>/dev/null | grep -c '"event":"connect"')" -ge "$want" ] && break
+  kill -0 $job 2>/dev/null || break
+  sleep 0.1
+done
+sleep 1
+now() { date +%s.%N; }
+# Milliseconds from wall time T to the first trace line matching RE.
+ms_to() { grep -E "$2" "$trace" | head -1 | sed -n 's/^{"wall":\([0-9.]*\),.*/\1/p' |
+            awk -v t="$1" 'NF { printf "%.0f", ($1 - t) * 1000 }'; }
+case $scenario in
+  spread) ;;
+  crash | kill) t=$(now); "$cluster" "$scenario" h2 ;;
+  no_host) t=$(now); "$cluster" crash h2 ;;
+  cut_worker)
+    t=$(now); "$cluster" cut h2
+    for _ in $(seq 100); do
+      grep -q '"id":0,.*"event":"failure_detected","peer":"worker' "$trace" && break
+      sleep 0.1
+    done
+    d=$(ms_to "$t" '"id":0,.*"event":"failure_detected","peer":"worker')
+    echo "== h2 cut: its first worker declared failed by the primary after ${d:-?} ms"
+    [ -n "$d" ] && [ "$d" -ge "$FT_TIMEOUT_MS" ] ||
+      { echo "FAIL: a worker of the cut host was not declared failed, or sooner than FT_TIMEOUT_MS"; exit 1; }
+    # The cut host's processes sleep through the heal: resumed, they find
+    # themselves fenced.
+    old=$("$cluster" pids h2 | tr '\n' ' ')
+    # shellcheck disable=SC2086
+    kill -STOP $old 2>/dev/null
+    sleep 0.5; "$cluster" heal h2; sleep 0.5
+    # shellcheck disable=SC2086
+    kill -CONT $old 2>/dev/null ;;
+  cut_primary | cut_replica)
+    h=h1; [ "$scenario" = cut_replica ] && h=$(grep -o '"role":"master","rank":[0-9]*,"id":1,"epoch":0,"host":"h[0-9]"' "$trace" | head -1 | sed 's/.*"host":"\(h[0-9]\)"/\1/')
+    [ -n "$h" ] || { echo "FAIL: no trace of the replica's host"; exit 1; }
+    t=$(now); "$cluster" cut "$h"
+    echo "== $h cut (the $( [ $h = h1 ] && echo primary || echo replica )'s host)" ;;
+  *) echo "cluster_job.sh: no scenario '$scenario'"; exit 2 ;;
+esac
+timeout 180 tail --pid=$job -f /dev/null
+wait $job; rc=$?
+[ "${h:-}" = "" ] || "$cluster" heal "$h"
+grep -v PMIX "$tmp/err" | grep -v '^ *$' | head -40
+cat "$tmp/out"
+got=$(grep '^checksum' "$tmp/out")
+[ "$got" = "$ref" ] || { echo "FAIL: '$got' printed, want '$ref' once"; exit 1; }
+grep -q "^tasks $tasks/$tasks .* duplicates 0$" "$tmp/out" || { echo "FAIL: not every task once"; exit 1; }
+[ "$rc" -eq 0 ] || { echo "FAIL: exit status $rc"; exit 1; }
+failures=$(sed -n 's/.* failures \([0-9]*\) .*/\1/p' "$tmp/out")
+restores=$(sed -n 's/.* restores \([0-9]*\) .*/\1/p' "$tmp/out")
+hosts_of() { grep "\"role\":\"$1\"" "$trace" | grep -o '"host":"h[0-9]"' | sort -u | wc -l; }
+case $scenario in
+  spread)
+    [ "$(hosts_of worker)" -ge 2 ] || { echo "FAIL: the workers ran on $(hosts_of worker) hosts"; exit 1; } ;;
+  crash | kill | cut_worker)
+    [ "$failures" -ge 2 ] && [ "$restores" -eq "$failures" ] ||
+      { echo "FAIL: $failures failures and $restores restores, want 2 or more of each"; exit 1; }
+    grep -q "host h2 blacklisted" "$tmp/err" || { echo "FAIL: h2 not blacklisted"; exit 1; }
+    if grep -E 'restored \(.* on h2\)' "$tmp/err"; then echo "FAIL: a worker restored on h2"; exit 1; fi
+    echo "== $failures workers of h2 failed, detected $(ms_to "$t" '"event":"failure_detected","peer":"worker') ms after the $scenario, restored on other hosts" ;;&
+  cut_worker)
+    # shellcheck disable=SC2086
+    for _ in $(seq 100); do kill -0 $old 2>/dev/null || break; sleep 0.1; done
+    # shellcheck disable=SC2086
+    if kill -0 $old 2>/dev/null; then echo "FAIL: processes of the healed host still run: $old"; exit 1; fi
+    echo "== the fenced workers exited after the heal" ;;
+  cut_primary | cut_replica)
+    k=0; [ "$scenario" = cut_replica ] && k=1
+    grep -q "\"id\":$k,.*\"event\":\"stepped_down\"" "$trace" || { echo "FAIL: master $k did not step down"; exit 1; }
+    echo "== master $k stepped down $(ms_to "$t" "\"id\":$k,.*\"event\":\"stepped_down\"") ms after the cut"
+    if [ $k = 0 ]; then
+      grep -q '"id":1,.*"event":"role_change","role":"primary"' "$trace" || { echo "FAIL: the replica did not take over"; exit 1; }
+      echo "== the replica took over $(ms_to "$t" '"event":"role_change","role":"primary"') ms after the cut"
+    fi ;;
+  no_host)
+    [ "$failures" -ge 2 ] && [ "$restores" -eq 0 ] ||
+      { echo "FAIL: $failures failures and $restores restores, want 2 or more and 0"; exit 1; } ;;
+esac
