@@ -34,6 +34,10 @@ void ftmw_partition_check(const ftmw_peer *lost) {
     return;
   reach r = {0, 0, lost->kind == FTMW_ROLE_MASTER};
   uv_mutex_lock(&st.lock);
+  if (st.finalizing) { /* the program is done: only its status is left */
+    uv_mutex_unlock(&st.lock);
+    return;
+  }
   for (int i = 1; i <= job.W; i++)
     count(&r, &st.workers[i], lost);
   for (int k = 0; k <= job.M; k++)

@@ -16,6 +16,9 @@
  *   - another master may still be alive to take over: the one now found
  *     silent is a master, or a master elsewhere is silent without having
  *     been declared failed yet.
+ * Nor once the master is in ft_finalize: the program is done (its answer
+ * is out, or was never to be), and the workers that finished count as
+ * unreachable, which must not make a master alone at the end step down.
  * A host is a host name (MPI's processor name). A job on one host never
  * steps down; nor does a master whose other masters all crashed (their
  * connections closed): no one can take over from it. Not covered: a
