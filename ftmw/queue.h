@@ -24,6 +24,10 @@ static inline void ftmw_q_insert_tail(ftmw_qnode *h, ftmw_qnode *n) {
   h->prev = n;
 }
 
+static inline void ftmw_q_insert_head(ftmw_qnode *h, ftmw_qnode *n) {
+  ftmw_q_insert_tail(h->next, n); /* before the first node */
+}
+
 static inline void ftmw_q_remove(ftmw_qnode *n) {
   n->prev->next = n->next;
   n->next->prev = n->prev;

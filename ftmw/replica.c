@@ -335,11 +335,7 @@ void ftmw_rep_unfollow(int kind, int rank, uint64_t value) {
   d->rank = rank;
   d->value = value;
   d->number = rs.dec_taken--;
-  /* insert at the head */
-  d->node.next = rs.decisions.next;
-  d->node.prev = &rs.decisions;
-  rs.decisions.next->prev = &d->node;
-  rs.decisions.next = &d->node;
+  ftmw_q_insert_head(&rs.decisions, &d->node);
 }
 
 int ftmw_wait_locked(int64_t ms) {
@@ -479,7 +475,6 @@ int ftmw_rep_on_frame(ftmw_peer *p, const ftmw_hdr *h, void *payload) {
     return on_progress(p, h);
   }
 }
-
 
 /* --- calls that only masters with replicas make --------------------------- */
 

@@ -29,7 +29,6 @@ typedef struct ftmw_rep_link {
 /* Makes the protocol use l (NULL: the transport, the default). */
 void ftmw_rep_use_link(const ftmw_rep_link *l);
 
-
 /* Sets up the protocol's state for W workers (before the transport starts:
  * frames may come at once) and routes its frames to it. Returns 0, or -1
  * out of memory. ftmw_rep_free frees what it holds (ft_finalize). */
