@@ -1,9 +1,10 @@
 #!/bin/bash
-# A farm job across the hosts of a virtual cluster (tools/ftmw-cluster),
-# broken in one way, must print the fault-free checksum once, every task
-# once, and exit 0. The cluster: h0 runs ftmwrun (the login node), the job
-# runs on h1 (the primary, alone) and h2..h4 (two slots each); this script
-# makes it under its own name and removes it at exit.
+# A job across the hosts of a virtual cluster (tools/ftmw-cluster), broken
+# in one way, must print the fault-free answer once and exit 0: the farm
+# its checksum, with every task once; multistart its optimum. The
+# cluster: h0 runs ftmwrun (the login node), the job runs on h1 (the
+# primary, alone) and h2..h4 (two slots each); this script makes it under
+# its own name and removes it at exit.
 # SCENARIO:
 #   spread       no fault: the workers run on at least 2 hosts
 #   crash        host h2 stops (link cut, processes killed: a power loss):
@@ -16,12 +17,15 @@
 #   cut_primary  h1 (the primary) is cut off: it steps down, the replica
 #                takes over
 #   cut_replica  the replica's host is cut off: it steps down
-#   no_host      static mode without spares: h2's workers cannot be
-#                restored (no host left), the others finish the job
+#   no_host      the hostfile runs out: in static mode without spares,
+#                h2's workers cannot be restored; in spawn mode (hosts h1
+#                and h2 only, h1 blacklisted by one worker's death first)
+#                neither can. The other workers finish the job (farm only)
 # Exits 77 (skipped) where network namespaces cannot be made.
-# Usage: cluster_job.sh FTMWRUN FARM SCENARIO "FTMWRUN-OPTIONS"
+# Usage: cluster_job.sh FTMWRUN PROGRAM SCENARIO "FTMWRUN-OPTIONS"
+#   PROGRAM: the farm or multistart example
 set -u
-ftmwrun=$1 farm=$2 scenario=$3 opts=$4
+ftmwrun=$1 prog=$2 scenario=$3 opts=$4
 here=$(cd "$(dirname "$0")" && pwd)
 cluster=$here/../../tools/ftmw-cluster
 "$cluster" check || exit 77
@@ -32,15 +36,26 @@ workdir_exit='"$cluster" down'
 "$cluster" up 5 || { echo "FAIL: cannot make the cluster"; exit 1; }
 export FT_TIMEOUT_MS=1000 FT_HEARTBEAT_MS=200
 tasks=${TASKS:-1200}
-printf 'h1 slots=1\nh2 slots=2\nh3 slots=2\nh4 slots=2\n' > "$tmp/hosts"
-"$here/../integration/reference.sh" "$tmp/ref" "$ftmwrun" "--static -w 2" "$farm" --tasks "$tasks" --work-us 0 || exit 1
-ref=$(grep '^checksum' "$tmp/ref")
+case $(basename "$prog") in
+  farm) args="--tasks $tasks --work-us 20000" ref_args="--tasks $tasks --work-us 0" answer='^checksum' ;;
+  multistart) args="-D 200" ref_args="-D 0" answer='^(function|best|local searches)' ;;
+  *) echo "cluster_job.sh: no program '$prog'"; exit 2 ;;
+esac
+spawn_no_host=; case $scenario,$opts in no_host,*--static*) ;; no_host,*) spawn_no_host=1 ;; esac
+if [ -n "$spawn_no_host" ]; then
+  printf 'h1 slots=2\nh2 slots=2\n' > "$tmp/hosts"
+else
+  printf 'h1 slots=1\nh2 slots=2\nh3 slots=2\nh4 slots=2\n' > "$tmp/hosts"
+fi
+# shellcheck disable=SC2086
+"$here/../integration/reference.sh" "$tmp/ref" "$ftmwrun" "--static -w 2" "$prog" $ref_args || exit 1
+ref=$(grep -E "$answer" "$tmp/ref")
 
 trace=$tmp/trace
 # shellcheck disable=SC2086
 FT_TRACE=$trace "$cluster" exec h0 "$ftmwrun" $opts --hostfile "$tmp/hosts" \
   --agent "$here/../../tools/ftmw-cluster-rsh" --iface eth0 \
-  "$farm" --tasks "$tasks" --work-us 20000 > "$tmp/out" 2> "$tmp/err" &
+  "$prog" $args > "$tmp/out" 2> "$tmp/err" &
 job=$!
 # The job runs once the primary has heard from every worker and replica.
 want=$(($(echo "$opts" | sed -n 's/.*-w \([0-9]*\).*/\1/p') + $(echo "$opts" | sed -n 's/.*-m \([0-9]*\).*/\1/p' | grep . || echo 0)))
@@ -57,7 +72,16 @@ ms_to() { grep -E "$2" "$trace" | head -1 | sed -n 's/^{"wall":\([0-9.]*\),.*/\1
 case $scenario in
   spread) ;;
   crash | kill) t=$(now); "$cluster" "$scenario" h2 ;;
-  no_host) t=$(now); "$cluster" crash h2 ;;
+  no_host)
+    if [ -n "$spawn_no_host" ]; then
+      # Workers 1 and 2 run on h1 (beside the primary), 3 on h2: worker 1's
+      # death blacklists h1 and restores it on h2, the last host.
+      w1=$(grep '"role":"worker","rank":1,' "$trace" | head -1 | sed -n 's/.*"host":"h1","pid":\([0-9]*\),.*/\1/p')
+      [ -n "$w1" ] || { echo "FAIL: worker 1 is not on h1"; exit 1; }
+      kill -9 "$w1"
+      for _ in $(seq 100); do grep -q 'worker 1 restored' "$tmp/err" && break; sleep 0.1; done
+    fi
+    t=$(now); "$cluster" crash h2 ;;
   cut_worker)
     t=$(now); "$cluster" cut h2
     for _ in $(seq 100); do
@@ -88,12 +112,13 @@ wait $job; rc=$?
 [ "${h:-}" = "" ] || "$cluster" heal "$h"
 grep -v PMIX "$tmp/err" | grep -v '^ *$' | head -40
 cat "$tmp/out"
-got=$(grep '^checksum' "$tmp/out")
-[ "$got" = "$ref" ] || { echo "FAIL: '$got' printed, want '$ref' once"; exit 1; }
-grep -q "^tasks $tasks/$tasks .* duplicates 0$" "$tmp/out" || { echo "FAIL: not every task once"; exit 1; }
+got=$(grep -E "$answer" "$tmp/out")
+[ "$got" = "$ref" ] || { printf 'FAIL: printed\n%s\nwant once\n%s\n' "$got" "$ref"; exit 1; }
+[ "$answer" != '^checksum' ] || grep -q "^tasks $tasks/$tasks .* duplicates 0$" "$tmp/out" ||
+  { echo "FAIL: not every task once"; exit 1; }
 [ "$rc" -eq 0 ] || { echo "FAIL: exit status $rc"; exit 1; }
-failures=$(sed -n 's/.* failures \([0-9]*\) .*/\1/p' "$tmp/out")
-restores=$(sed -n 's/.* restores \([0-9]*\) .*/\1/p' "$tmp/out")
+failures=$(sed -n 's/.*failures \([0-9]*\).*/\1/p' "$tmp/out")
+restores=$(sed -n 's/.*restores \([0-9]*\).*/\1/p' "$tmp/out")
 hosts_of() { grep "\"role\":\"$1\"" "$trace" | grep -o '"host":"h[0-9]"' | sort -u | wc -l; }
 case $scenario in
   spread)
@@ -119,6 +144,8 @@ case $scenario in
       echo "== the replica took over $(ms_to "$t" '"event":"role_change","role":"primary"') ms after the cut"
     fi ;;
   no_host)
-    [ "$failures" -ge 2 ] && [ "$restores" -eq 0 ] ||
-      { echo "FAIL: $failures failures and $restores restores, want 2 or more and 0"; exit 1; } ;;
+    lost=$(grep -c 'could not be restored: no host or spare is left' "$tmp/err")
+    [ "$lost" -ge 2 ] && [ "$restores" -eq $((failures - lost)) ] ||
+      { echo "FAIL: $failures failures, $restores restores, $lost not restored: want 2 or more not restored, the others restored"; exit 1; }
+    echo "== $lost workers could not be restored (no host left); the others finished the job" ;;
 esac
