@@ -89,7 +89,7 @@ void ftmw_inbox_release_held(void) {
       uint64_t seq = m->seq;
       ftmw_inbox_push(p, m);
       if (p->conn != NULL)
-        ftmw_link_send(p->conn, FTMW_FRAME_ACK, 0, seq, 0, NULL, 0);
+        ftmw_link_ack(p->conn, seq, 0);
     }
   }
 }
@@ -116,7 +116,7 @@ int ftmw_inbox_data(ftmw_conn *c, ftmw_peer *p, const ftmw_hdr *h,
   if (h->type == FTMW_FRAME_COPY)
     return 0; /* a replica's copy: the worker does not wait for it */
   ftmw_fault_hit(FTMW_FAULT_RECV_ACK);
-  ftmw_link_send(c, FTMW_FRAME_ACK, 0, h->seq, 0, NULL, 0);
+  ftmw_link_ack(c, h->seq, (h->flags & FTMW_FLAG_LAZY) != 0);
   /* A worker tells every other live master, in priority order, that it has
    * the primary's data, so that their ft_send of the same call completes
    * (SPEC section 6). */

@@ -33,6 +33,9 @@ struct ftmw_conn {
   int connecting; /* uv_tcp_connect pending: writes queue behind the HELLO */
   int broken;     /* a read failed (EOF, reset): nothing more goes out */
   int quiet;      /* silent past half the timeout (told on_quiet) */
+  /* What the peer sent that wants an ACK: up to ack_due is received, up
+   * to ack_sent acknowledged (the rest lazily, see ftmw_link_ack). */
+  uint64_t ack_due, ack_sent;
   const char *reject; /* why an unauthenticated frame was refused */
   uint64_t opened_ms, last_rx_ms, last_tx_ms;
   /* The peer's kernel, asked while it is silent past the timeout (see
@@ -55,6 +58,10 @@ typedef struct {
 } ctrl_write;
 _Static_assert(FTMW_WELCOME_SIZE <= FTMW_LINK_CTRL_MAX,
                "a WELCOME is a control frame");
+
+/* A lazy ACK (ftmw_link_ack) goes with the next frame written to the
+ * peer, or after this long. */
+#define ACK_DELAY_MS 1
 
 /* --- writing ------------------------------------------------------------ */
 
@@ -114,9 +121,55 @@ static void write_small(ftmw_conn *c, const uint8_t *buf, size_t len) {
     free(w);
 }
 
+/* The ACK due on c, if any, encoded into out: 1 when one was (it counts
+ * as sent), else 0. */
+static int take_ack(ftmw_conn *c, uint8_t out[FTMW_HDR_SIZE]) {
+  if (c->ack_due <= c->ack_sent || c->closing)
+    return 0;
+  ftmw_hdr h = {.type = FTMW_FRAME_ACK,
+                .src = c->link->self_pid,
+                .dst = c->pid,
+                .epoch = c->link->self.epoch,
+                .seq = c->ack_due};
+  ftmw_wire_encode(out, &h);
+  c->ack_sent = c->ack_due;
+  if (--c->link->acks_due == 0)
+    uv_timer_stop(&c->link->ack_timer);
+  return 1;
+}
+
+static void send_ack(ftmw_conn *c) {
+  uint8_t buf[FTMW_HDR_SIZE];
+  if (take_ack(c, buf))
+    write_small(c, buf, sizeof(buf));
+}
+
+/* The lazy ACKs' deadline: every one due goes now. */
+static void ack_timer_cb(uv_timer_t *t) {
+  ftmw_link *l = t->data;
+  for (ftmw_qnode *n = ftmw_q_head(&l->conns); n != &l->conns && l->acks_due > 0;
+       n = n->next)
+    send_ack(FTMW_CONTAINER_OF(n, ftmw_conn, node));
+}
+
+void ftmw_link_ack(ftmw_conn *c, uint64_t seq, int lazy) {
+  if (c->closing || seq <= c->ack_due)
+    return;
+  ftmw_link *l = c->link;
+  if (c->ack_due <= c->ack_sent && l->acks_due++ == 0) {
+    uv_timer_start(&l->ack_timer, ack_timer_cb, ACK_DELAY_MS, 0);
+    ftmw_loop_timer_started();
+  }
+  c->ack_due = seq;
+  if (!lazy)
+    send_ack(c);
+}
+
 void ftmw_link_send(ftmw_conn *c, int type, int tag, uint64_t seq,
                     unsigned flags, const void *payload, size_t len) {
   uint8_t buf[FTMW_HDR_SIZE + FTMW_LINK_CTRL_MAX];
+  if (type != FTMW_FRAME_ACK && type != FTMW_FRAME_HELLO)
+    send_ack(c); /* ahead of it, as it was received first */
   if (len > FTMW_LINK_CTRL_MAX) { /* a bug in the caller: refused whole */
     ftmw_log("internal error: a %zu-byte control frame (type %d)", len, type);
     down(c, FTMW_DOWN_REFUSED, "internal error: control frame too long");
@@ -170,18 +223,25 @@ void ftmw_link_write(ftmw_conn *c, ftmw_out *o) {
   if (want_ack)
     ftmw_q_insert_tail(&c->unacked, &o->node);
   c->last_tx_ms = ftmw_now_ms();
-  size_t skip = try_send(c, o->bufs, o->nbufs);
+  /* The ACK due to the peer rides in the same write, ahead of o. */
+  uv_buf_t v[3];
+  unsigned n = 0;
+  if (take_ack(c, o->ack))
+    v[n++] = uv_buf_init((char *)o->ack, FTMW_HDR_SIZE);
+  for (unsigned k = 0; k < o->nbufs; k++)
+    v[n++] = o->bufs[k];
+  size_t skip = try_send(c, v, n);
   unsigned i = 0;
-  while (i < o->nbufs && skip >= o->bufs[i].len)
-    skip -= o->bufs[i++].len;
-  if (i == o->nbufs) {
+  while (i < n && skip >= v[i].len)
+    skip -= v[i++].len;
+  if (i == n) {
     out_finish(c->link, o, 0);
   } else {
-    o->bufs[i].base += skip;
-    o->bufs[i].len -= skip;
+    v[i].base += skip;
+    v[i].len -= skip;
     o->req.data = o;
-    if (ftmw_loop_write(&o->req, (uv_stream_t *)&c->tcp, o->bufs + i,
-                        o->nbufs - i, out_write_cb) != 0) {
+    if (ftmw_loop_write(&o->req, (uv_stream_t *)&c->tcp, v + i, n - i,
+                        out_write_cb) != 0) {
       ftmw_q_remove(&o->node);
       out_finish(c->link, o, 1);
     }
@@ -190,15 +250,20 @@ void ftmw_link_write(ftmw_conn *c, ftmw_out *o) {
     ftmw_fault_hit(FTMW_FAULT_SEND_WRITTEN);
 }
 
+static ftmw_out *out_of(ftmw_qnode *n) {
+  return FTMW_CONTAINER_OF(n, ftmw_out, node);
+}
+
 int ftmw_link_acked(ftmw_conn *c, uint64_t seq) {
-  ftmw_out *o = ftmw_q_empty(&c->unacked)
-                    ? NULL
-                    : FTMW_CONTAINER_OF(ftmw_q_head(&c->unacked), ftmw_out, node);
-  if (o == NULL || o->seq != seq)
+  if (ftmw_q_empty(&c->unacked) || seq < out_of(ftmw_q_head(&c->unacked))->seq ||
+      seq > out_of(c->unacked.prev)->seq)
     return -1;
-  ftmw_q_remove(&o->node);
   uv_mutex_lock(c->link->lock);
-  o->acked = 1;
+  while (!ftmw_q_empty(&c->unacked) && out_of(ftmw_q_head(&c->unacked))->seq <= seq) {
+    ftmw_out *o = out_of(ftmw_q_head(&c->unacked));
+    ftmw_q_remove(&o->node);
+    o->acked = 1;
+  }
   ftmw_loop_wake_locked();
   uv_mutex_unlock(c->link->lock);
   return 0;
@@ -364,6 +429,8 @@ static void conn_close_cb(uv_handle_t *h) {
 void ftmw_link_close(ftmw_conn *c) {
   if (c->closing)
     return;
+  if (c->ack_due > c->ack_sent && --c->link->acks_due == 0)
+    uv_timer_stop(&c->link->ack_timer);
   c->closing = 1;
   ftmw_q_remove(&c->node);
   c->peer = NULL;
@@ -681,6 +748,8 @@ void ftmw_link_init(ftmw_link *l, uv_loop_t *loop, uv_mutex_t *lock,
   ftmw_q_init(&l->conns);
   uv_timer_init(loop, &l->tick);
   l->tick.data = l;
+  uv_timer_init(loop, &l->ack_timer);
+  l->ack_timer.data = l;
   /* A loop that does not run before the first tick has stalled too. */
   l->last_tick = ftmw_now_ms();
   uv_timer_start(&l->tick, tick_cb, cfg->heartbeat_ms, cfg->heartbeat_ms);
@@ -717,4 +786,5 @@ void ftmw_link_stop(ftmw_link *l) {
   if (l->listening)
     uv_close((uv_handle_t *)&l->listener, NULL);
   uv_close((uv_handle_t *)&l->tick, NULL);
+  uv_close((uv_handle_t *)&l->ack_timer, NULL);
 }

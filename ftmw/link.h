@@ -30,6 +30,7 @@ typedef struct ftmw_out {
   int want_ack;
   uint64_t seq;
   uint8_t hdr[FTMW_HDR_SIZE];
+  uint8_t ack[FTMW_HDR_SIZE]; /* an ACK to the peer, written ahead of it */
   uv_buf_t bufs[2];
   unsigned nbufs;
   uv_write_t req;
@@ -108,6 +109,8 @@ typedef struct ftmw_link {
   int listening;
   uv_timer_t tick;
   uint64_t last_tick;
+  uv_timer_t ack_timer; /* the deadline of the lazy ACKs */
+  int acks_due;         /* connections with an ACK due */
   struct { /* the tick thread's own times at the last tick (see tick_cb) */
     uint64_t cpu, runq, at;
     uv_thread_t by;
@@ -173,9 +176,17 @@ void ftmw_link_send(ftmw_conn *c, int type, int tag, uint64_t seq,
  * of o->seq (ftmw_link_acked), which must be the seq in o's header. */
 void ftmw_link_write(ftmw_conn *c, ftmw_out *o);
 
-/* The ACK of seq came on c: the oldest frame awaiting one must be it.
- * Returns 0, or -1 when it is not (a protocol error). */
+/* The ACK of seq came on c: it acknowledges every frame awaiting one up
+ * to seq (ACKs are cumulative), and at least the oldest. Returns 0, or -1
+ * when it acknowledges none, or one never written (a protocol error). */
 int ftmw_link_acked(ftmw_conn *c, uint64_t seq);
+
+/* Frame seq came on c and wants its ACK, which acknowledges every frame
+ * before it too. Not lazy: the ACK is written now (ahead of anything the
+ * owner writes next: a worker's ACKED to the replicas). Lazy (the sender
+ * does not wait for it): with the next frame written to the peer, in the
+ * same write, or within about a millisecond. */
+void ftmw_link_ack(ftmw_conn *c, uint64_t seq, int lazy);
 
 /* Reads what waits on c now, ahead of the loop's order of events. */
 void ftmw_link_drain(ftmw_conn *c);

@@ -36,6 +36,7 @@ static struct {
   int wait_expired;
   int kick;           /* the owner started a watcher this pass */
   int new_fd;         /* ...on a new connection (see loop_leave) */
+  int timer;          /* ...a timer (see ftmw_loop_timer_started) */
   int writes;         /* uv_write requests not yet called back */
   uint64_t last_ran;  /* ftmw_loop_ran's last now */
   /* Under *lock: */
@@ -54,6 +55,8 @@ void ftmw_loop_watchers_changed(int new_fd) {
   lp.kick = 1;
   lp.new_fd |= new_fd;
 }
+
+void ftmw_loop_timer_started(void) { lp.timer = 1; }
 
 void ftmw_loop_ran(uint64_t now) { lp.last_ran = now; }
 
@@ -121,11 +124,16 @@ static void loop_enter(void) {
     guard_sigpipe();
 }
 
+/* What the I/O thread must be told when a call leaves the loop. */
+enum { LEAVE_KICK = 1, LEAVE_TIMER = 2 };
+
 static int loop_leave(void) {
   /* What the I/O thread must not leave for later: reading a connection
-   * just opened, and writing what the sockets did not take yet. */
-  int kick = lp.new_fd || lp.writes > 0;
-  lp.kick = lp.new_fd = 0;
+   * just opened, and writing what the sockets did not take yet; and a
+   * timer it does not know of. */
+  int kick = (lp.new_fd || lp.writes > 0 ? LEAVE_KICK : 0) |
+             (lp.timer ? LEAVE_TIMER : 0);
+  lp.kick = lp.new_fd = lp.timer = 0;
   unguard_sigpipe();
   uv_mutex_unlock(&lp.owner);
   return kick;
@@ -134,11 +142,13 @@ static int loop_leave(void) {
 /* The last waiting call is out of the loop (lock held): the I/O thread
  * takes it back. A parked thread is woken; one lingering after the last
  * call, or polling, is hurried only when the call left work for the
- * loop's next pass (kick, see loop_leave). */
+ * loop's next pass (LEAVE_KICK, see loop_leave), and one polling also
+ * for a timer it does not know of (LEAVE_TIMER). */
 static void io_resume_locked(int kick) {
-  if (kick)
+  if (kick & LEAVE_KICK)
     lp.pass_now = 1;
-  if (lp.io_state == IO_PARKED || (lp.io_state == IO_LINGERING && kick))
+  if (lp.io_state == IO_PARKED ||
+      (lp.io_state == IO_LINGERING && (kick & LEAVE_KICK)))
     uv_cond_signal(&lp.io_wake);
   else if (lp.io_state == IO_RUNNING && kick)
     uv_async_send(&lp.async);
@@ -177,6 +187,13 @@ int ftmw_loop_wait_locked(int (*done)(const void *), const void *arg,
     io_resume_locked(kick);
   return rc;
 }
+
+static int always(const void *arg) {
+  (void)arg;
+  return 1;
+}
+
+void ftmw_loop_flush_locked(void) { ftmw_loop_wait_locked(always, NULL, -1); }
 
 /* Whether something changed since *seen (lp.wakes). */
 static int woken(const void *seen) {
@@ -235,7 +252,7 @@ static void io_thread(void *arg) {
     /* Watchers its callbacks started enter the epoll set at the next
      * pass, which must come before this thread sleeps on that set. */
     timeout = lp.kick ? 0 : uv_backend_timeout(&lp.loop);
-    lp.kick = lp.new_fd = 0;
+    lp.kick = lp.new_fd = lp.timer = 0;
     uv_mutex_unlock(&lp.owner);
     if (!alive)
       break;
@@ -288,7 +305,7 @@ static void loop_free(void) {
 
 void ftmw_loop_stop(void) {
   uv_mutex_lock(lp.lock);
-  io_resume_locked(1); /* the I/O thread carries the stop out, at once */
+  io_resume_locked(LEAVE_KICK); /* the I/O thread carries the stop out, at once */
   uv_mutex_unlock(lp.lock);
   uv_thread_join(&lp.thread);
   loop_free();

@@ -57,6 +57,16 @@ int ftmw_loop_wait_change_locked(int64_t ms);
  * next makes that pass before sleeping on the set. */
 void ftmw_loop_watchers_changed(int new_fd);
 
+/* The owner started a timer: an I/O thread asleep on the loop's set
+ * with an older deadline is hurried when the call leaves (one parked or
+ * lingering makes a pass, and so sees it, anyway). */
+void ftmw_loop_timer_started(void);
+
+/* Carries out the work submitted so far on the calling thread (lock held
+ * on entry and return, released meanwhile), without waiting for
+ * anything: what a call that does not wait writes now. */
+void ftmw_loop_flush_locked(void);
+
 /* uv_write, counted until ftmw_loop_write_done (the owner's callback
  * calls it first thing): while such writes are queued, a calling thread
  * that owns the loop has SIGPIPE blocked. Returns uv_write's result. */

@@ -34,7 +34,8 @@ int ftmw_wire_decode(const uint8_t in[FTMW_HDR_SIZE], uint64_t max_payload,
   if (h->type == 0 || h->type >= FTMW_FRAME_TYPE_MAX)
     return FTMW_WIRE_ETYPE;
   if (h->flags & ~(uint16_t)(h->type == FTMW_FRAME_BYE ||
-                                     h->type == FTMW_FRAME_VERDICT
+                                     h->type == FTMW_FRAME_VERDICT ||
+                                     h->type == FTMW_FRAME_DATA
                                  ? FTMW_FLAG_ALL
                                  : 0))
     return FTMW_WIRE_EFLAGS;

@@ -65,6 +65,9 @@ enum ftmw_frame_type {
 
 #define FTMW_FLAG_CLEAN 0x1u /* BYE: no process failed; MPI_Finalize is safe */
 #define FTMW_FLAG_OK 0x1u    /* VERDICT: the primary's call succeeded */
+/* DATA: the sender does not wait for it (ft_isend): its ACK may come a
+ * little later, with other frames (see ftmw_link_ack). */
+#define FTMW_FLAG_LAZY 0x1u
 #define FTMW_FLAG_ALL 0x1u
 
 /* DECIDE: tag is the kind of call, seq the decision's number (each master

@@ -35,6 +35,7 @@ typedef struct {
   void *peer;
   ftmw_hdr h;
   void *payload; /* the link's ftmw_msg data, kept (on_frame's contract) */
+  int acks_before; /* ACKs this side had read before it */
 } frame_rec;
 
 typedef struct {
@@ -51,6 +52,7 @@ typedef struct {
   int nframes;
   frame_rec frames[MAX_FRAMES];
   int ack_mode; /* ACK frames go to ftmw_link_acked, as the owner does */
+  int auto_ack; /* DATA is acknowledged (ftmw_link_ack), as the owner does */
   int acks;
   int ack_rc[MAX_FRAMES];
   /* on_down */
@@ -115,8 +117,11 @@ static int on_frame(void *ctx, ftmw_conn *c, void *peer, const ftmw_hdr *h,
     s->acks++;
     return 0;
   }
+  if (s->auto_ack && h->type == FTMW_FRAME_DATA)
+    ftmw_link_ack(c, h->seq, (h->flags & FTMW_FLAG_LAZY) != 0);
   if (s->nframes < MAX_FRAMES) {
-    s->frames[s->nframes] = (frame_rec){.c = c, .peer = peer, .h = *h, .payload = payload};
+    s->frames[s->nframes] = (frame_rec){.c = c, .peer = peer, .h = *h,
+                                        .payload = payload, .acks_before = s->acks};
   } else if (payload) {
     ftmw_msg_free(FTMW_CONTAINER_OF(payload, ftmw_msg, data));
   }
@@ -708,9 +713,10 @@ Test(link, garbage_before_hello, .timeout = 30) {
   teardown();
 }
 
-/* An ACK matches the oldest frame awaiting one: acked set by it, -1 (a
- * protocol error for the owner) for any other seq. */
-Test(link, ack_matches_oldest_unacked, .timeout = 30) {
+/* ACKs are cumulative: one acknowledges every frame awaiting one up to
+ * its seq; -1 (a protocol error for the owner) for an ACK below the
+ * oldest awaiting, above the newest written, or with nothing awaiting. */
+Test(link, ack_is_cumulative, .timeout = 30) {
   handshake();
   cli.ack_mode = 1;
   uint8_t data[64] = {9};
@@ -727,28 +733,85 @@ Test(link, ack_matches_oldest_unacked, .timeout = 30) {
   cr_expect_eq(ACKED(&a), 1);
   cr_expect_eq(FAILED(&a), 0);
 
-  /* Two awaiting: an ACK of the newer first is not the oldest. */
-  ftmw_out b = {.want_ack = 1}, c = {.want_ack = 1};
+  /* Three awaiting: an ACK of the middle one acknowledges the oldest too,
+   * not the newest. */
+  ftmw_out b = {.want_ack = 1}, c = {.want_ack = 1}, d = {.want_ack = 1};
   out_data(&b, 3, FTMW_PID_MASTER(0), 1, 8, data, sizeof(data));
   out_data(&c, 3, FTMW_PID_MASTER(0), 1, 9, data, sizeof(data));
+  out_data(&d, 3, FTMW_PID_MASTER(0), 1, 11, data, sizeof(data));
   ftmw_link_write(conn_of(&cli), &b);
   ftmw_link_write(conn_of(&cli), &c);
-  RUN_UNTIL(srv.nframes == 3 && DONE(&b) && DONE(&c), BOUND_MS);
-  ftmw_link_send(conn_of(&srv), FTMW_FRAME_ACK, 0, 9, 0, NULL, 0);
+  ftmw_link_write(conn_of(&cli), &d);
+  RUN_UNTIL(srv.nframes == 4 && DONE(&b) && DONE(&c) && DONE(&d), BOUND_MS);
+  ftmw_link_send(conn_of(&srv), FTMW_FRAME_ACK, 0, 12, 0, NULL, 0);
   RUN_UNTIL(cli.acks == 2, BOUND_MS);
-  cr_expect_eq(cli.ack_rc[1], -1, "ACK 9 while 8 is the oldest awaiting");
-  cr_expect_eq(ACKED(&b) + ACKED(&c), 0);
-  ftmw_link_send(conn_of(&srv), FTMW_FRAME_ACK, 0, 8, 0, NULL, 0);
-  ftmw_link_send(conn_of(&srv), FTMW_FRAME_ACK, 0, 9, 0, NULL, 0);
-  RUN_UNTIL(cli.acks == 4, BOUND_MS);
+  cr_expect_eq(cli.ack_rc[1], -1, "ACK 12 while 11 is the newest written");
+  cr_expect_eq(ACKED(&b) + ACKED(&c) + ACKED(&d), 0);
+  ftmw_link_send(conn_of(&srv), FTMW_FRAME_ACK, 0, 10, 0, NULL, 0);
+  RUN_UNTIL(cli.acks == 3, BOUND_MS);
   cr_expect_eq(cli.ack_rc[2], 0);
-  cr_expect_eq(cli.ack_rc[3], 0);
   cr_expect_eq(ACKED(&b), 1);
   cr_expect_eq(ACKED(&c), 1);
-  /* Nothing awaits: any ACK is unexpected. */
+  cr_expect_eq(ACKED(&d), 0, "11 is after the ACK's 10");
   ftmw_link_send(conn_of(&srv), FTMW_FRAME_ACK, 0, 9, 0, NULL, 0);
+  RUN_UNTIL(cli.acks == 4, BOUND_MS);
+  cr_expect_eq(cli.ack_rc[3], -1, "ACK 9 while 11 is the oldest awaiting");
+  ftmw_link_send(conn_of(&srv), FTMW_FRAME_ACK, 0, 11, 0, NULL, 0);
   RUN_UNTIL(cli.acks == 5, BOUND_MS);
-  cr_expect_eq(cli.ack_rc[4], -1, "a second ACK of 9");
+  cr_expect_eq(cli.ack_rc[4], 0);
+  cr_expect_eq(ACKED(&d), 1);
+  /* Nothing awaits: any ACK is unexpected. */
+  ftmw_link_send(conn_of(&srv), FTMW_FRAME_ACK, 0, 11, 0, NULL, 0);
+  RUN_UNTIL(cli.acks == 6, BOUND_MS);
+  cr_expect_eq(cli.ack_rc[5], -1, "a second ACK of 11");
+  cr_expect_eq(cli.downs + srv.downs, 0);
+  teardown();
+}
+
+static void set_lazy(ftmw_out *o) {
+  ftmw_hdr h;
+  cr_assert_eq(ftmw_wire_decode(o->hdr, 1 << 20, &h), FTMW_WIRE_OK);
+  h.flags = FTMW_FLAG_LAZY;
+  ftmw_wire_encode(o->hdr, &h);
+}
+
+/* A lazy ACK goes within about a millisecond when nothing else is written
+ * to the peer, or ahead of the next frame written to it; one ACK may
+ * acknowledge several frames. A frame that is not lazy is acknowledged at
+ * once. */
+Test(link, lazy_ack, .timeout = 30) {
+  handshake();
+  cli.ack_mode = 1;
+  srv.auto_ack = 1;
+  uint8_t data[16] = {1};
+  ftmw_out a = {.want_ack = 1};
+  out_data(&a, 3, FTMW_PID_MASTER(0), 1, 1, data, sizeof(data));
+  set_lazy(&a);
+  ftmw_link_write(conn_of(&cli), &a);
+  RUN_UNTIL(ACKED(&a), BOUND_MS); /* nothing else goes: the delay's */
+  cr_expect_eq(cli.acks, 1);
+
+  ftmw_out b = {.want_ack = 1}, c = {.want_ack = 1}, back = {0};
+  out_data(&b, 3, FTMW_PID_MASTER(0), 1, 2, data, sizeof(data));
+  out_data(&c, 3, FTMW_PID_MASTER(0), 1, 3, data, sizeof(data));
+  set_lazy(&b);
+  set_lazy(&c);
+  ftmw_link_write(conn_of(&cli), &b);
+  ftmw_link_write(conn_of(&cli), &c);
+  RUN_UNTIL(srv.nframes == 3, BOUND_MS);
+  out_data(&back, FTMW_PID_MASTER(0), 3, 1, 1, data, sizeof(data));
+  ftmw_link_write(conn_of(&srv), &back);
+  RUN_UNTIL(ACKED(&b) && ACKED(&c) && cli.nframes == 1, BOUND_MS);
+  cr_expect_leq(cli.acks, 3, "one ACK or two for b and c");
+  cr_expect_eq(cli.frames[0].acks_before, cli.acks,
+               "the ACK was written ahead of the frame back");
+
+  ftmw_out d = {.want_ack = 1};
+  out_data(&d, 3, FTMW_PID_MASTER(0), 1, 4, data, sizeof(data));
+  ftmw_link_write(conn_of(&cli), &d);
+  RUN_UNTIL(ACKED(&d), BOUND_MS);
+  for (int i = 0; i < cli.acks && i < MAX_FRAMES; i++)
+    cr_expect_eq(cli.ack_rc[i], 0, "ACK %d acknowledges frames", i);
   cr_expect_eq(cli.downs + srv.downs, 0);
   teardown();
 }

@@ -40,7 +40,7 @@ Test(wire, malformed_headers, .timeout = 5) {
   cr_assert_eq(ftmw_wire_decode(bad, 100, &out), FTMW_WIRE_ETYPE);
   memcpy(bad, buf, sizeof(bad)); bad[5] = FTMW_FRAME_TYPE_MAX;
   cr_assert_eq(ftmw_wire_decode(bad, 100, &out), FTMW_WIRE_ETYPE);
-  memcpy(bad, buf, sizeof(bad)); bad[6] = 1; /* flags on DATA */
+  memcpy(bad, buf, sizeof(bad)); bad[6] = 2; /* unknown flags on DATA */
   cr_assert_eq(ftmw_wire_decode(bad, 100, &out), FTMW_WIRE_EFLAGS);
   cr_assert_eq(ftmw_wire_decode(buf, 9, &out), FTMW_WIRE_ELEN); /* oversize */
   h.tag = -1;
