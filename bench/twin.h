@@ -23,6 +23,11 @@ static inline int twin_init(int *argc, char ***argv, int *rank, int *workers) {
 static inline int twin_send(const void *buf, int n, int dest, int tag) {
   return MPI_Send(buf, n, MPI_BYTE, dest, tag, MPI_COMM_WORLD) == MPI_SUCCESS;
 }
+/* Sends n bytes without waiting for the receiver: a small MPI_Send
+ * already returns at once (the eager protocol). Returns 1 on success. */
+static inline int twin_post(const void *buf, int n, int dest, int tag) {
+  return twin_send(buf, n, dest, tag);
+}
 /* Receives exactly n bytes from source with tag (either TWIN_ANY); sets
  * *from and *tag_out. Returns 1 on success. */
 static inline int twin_recv(void *buf, int n, int source, int tag, int *from, int *tag_out) {
@@ -46,6 +51,9 @@ static inline int twin_init(int *argc, char ***argv, int *rank, int *workers) {
 }
 static inline int twin_send(const void *buf, int n, int dest, int tag) {
   return ft_send(buf, n, FT_BYTE, dest, tag) == n;
+}
+static inline int twin_post(const void *buf, int n, int dest, int tag) {
+  return ft_isend(buf, n, FT_BYTE, dest, tag, NULL) == n;
 }
 static inline int twin_recv(void *buf, int n, int source, int tag, int *from, int *tag_out) {
   FT_Status st;

@@ -1,7 +1,8 @@
-/* The public ft_* calls but the receives (recv.c): start and end,
- * sending, failure queries and restore; argument checks, then the data
- * path into the transport. Application thread only. */
+/* The public ft_* calls but the sends (send.c, isend.c) and the receives
+ * (recv.c): start and end, failure queries and restore. Application
+ * thread only. */
 #include "calls.h"
+#include "isend.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +82,7 @@ static void free_all(void) {
   for (int k = 0; k <= job.M; k++)
     ftmw_match_drop(&st.masters[k]);
   uv_mutex_unlock(&st.lock);
+  ftmw_isend_free_all();
   ftmw_app_free();
   free(st.workers);
   free(st.masters);
@@ -154,98 +156,6 @@ int ft_finalize(void) {
   ftmw_launch_finalize(clean);
   ftmw_ok();
   return 1;
-}
-
-/* --- send ----------------------------------------------------------------- */
-
-/* Sends DATA number seq to p and waits for its ACK (st.lock held); the
- * master that acknowledged goes to *acker. A worker whose primary dies
- * first sends it again to the master that takes over (which drops it if
- * it already had it). Returns FT_SUCCESS or the error to report. */
-static int send_data_locked(const char *call, ftmw_peer *p, uint64_t seq,
-                            int tag, const void *buf, size_t bytes,
-                            int *acker) {
-  for (;;) {
-    ftmw_op op = {.out = {.seq = seq, .want_ack = 1}};
-    ftmw_op_frame(&op, p, FTMW_FRAME_DATA, tag, 0, buf, bytes);
-    ftmw_transport_submit(&op, 1);
-    if (ftmw_op_wait_locked(&op) == FT_SUCCESS) {
-      if (acker)
-        *acker = p->id;
-      return FT_SUCCESS;
-    }
-    if (!ftmw_is_master()) {
-      while (ftmw_peer_is_up(p)) /* a failed write comes first */
-        ftmw_wait_locked(-1);
-      ftmw_peer *next = ftmw_peer_of(0);
-      if (next != p && ftmw_peer_is_up(next)) {
-        p = next;
-        continue;
-      }
-    }
-    int rc = ftmw_peer_gone_locked(p, call);
-    return rc != FT_SUCCESS ? rc : FT_ERR_PEER_FAILED;
-  }
-}
-
-int ftmw_send(const char *call, const void *buf, int count, FT_Datatype type,
-              int dest, int tag) {
-  if (!st.initialized)
-    return ftmw_fail(FT_ERR_NOT_INITIALIZED);
-  size_t bytes;
-  int rc = ftmw_check_buffer(buf, count, type, &bytes);
-  if (rc != FT_SUCCESS)
-    return ftmw_fail(rc);
-  if (tag < 0)
-    return ftmw_fail(FT_ERR_TAG);
-  ftmw_peer *p = ftmw_peer_of(dest);
-  if (p == NULL)
-    return 0;
-  ftmw_fault_hit(FTMW_FAULT_SEND_ENTER);
-  uv_mutex_lock(&st.lock);
-  if (ftmw_is_master()) {
-    /* Every master numbers its sends to p alike, sent or not: a replica
-     * waits for the worker's ACKED of the same number. */
-    uint64_t seq = ++ftmw_app_of(p)->next_seq;
-    rc = FTMW_REP_SEND_SELF;
-    if (ftmw_is_replica()) {
-      /* Only the primary sends; a replica waits for the worker's word, and
-       * if the worker dies, for the primary's verdict on the same call. */
-      rc = ftmw_rep_send(p, seq);
-      if (rc == FT_ERR_PEER_FAILED)
-        rc = ftmw_rep_verdict(p) ? FT_SUCCESS : ftmw_peer_gone_locked(p, call);
-    }
-    if (rc == FTMW_REP_SEND_SELF) {
-      ftmw_rep_begin(p); /* also before reporting p's failure */
-      rc = ftmw_peer_gone_locked(p, call);
-      if (rc == FT_SUCCESS)
-        rc = send_data_locked(call, p, seq, tag, buf, bytes, NULL);
-    }
-    if (rc == FT_SUCCESS)
-      ftmw_rep_end(p, 1, NULL);
-    else if (rc == FT_ERR_PEER_FAILED)
-      ftmw_rep_end(p, 0, NULL);
-  } else {
-    int acker;
-    uint64_t seq = ++st.tx_seq;
-    p = ftmw_peer_of(0); /* the primary, now that the lock is held */
-    rc = ftmw_peer_gone_locked(p, call);
-    if (rc == FT_SUCCESS)
-      rc = send_data_locked(call, p, seq, tag, buf, bytes, &acker);
-    if (rc == FT_SUCCESS)
-      ftmw_rep_copy(acker, tag, seq, buf, bytes);
-  }
-  uv_mutex_unlock(&st.lock);
-  if (rc != FT_SUCCESS)
-    return ftmw_fail(rc);
-  ftmw_trace_data("sent", dest, tag, bytes);
-  ftmw_fault_hit(FTMW_FAULT_SEND_EXIT);
-  ftmw_ok();
-  return count;
-}
-
-int ft_send(const void *buf, int count, FT_Datatype type, int dest, int tag) {
-  return ftmw_send("ft_send", buf, count, type, dest, tag);
 }
 
 /* --- failure queries and restore ---------------------------------------- */

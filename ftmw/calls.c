@@ -15,8 +15,10 @@ int ftmw_app_init(int W) {
   if (app == NULL)
     return -1;
   app_n = W + 1;
-  for (int r = 0; r < app_n; r++)
+  for (int r = 0; r < app_n; r++) {
     ftmw_mslog_init(&app[r].log);
+    ftmw_q_init(&app[r].isends);
+  }
   return 0;
 }
 

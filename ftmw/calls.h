@@ -1,4 +1,4 @@
-/* What the API calls (api.c, recv.c, ms.c) share: naming a peer,
+/* What the API calls (api.c, send.c, isend.c, recv.c, ms.c) share: naming a peer,
  * checking arguments, reporting a peer's failure once, and status.
  * Application thread only; _locked: st.lock held. */
 #ifndef FTMW_CALLS_H
@@ -19,6 +19,7 @@ typedef struct ftmw_post { /* the receive ft_irecv posted, if active */
 
 typedef struct ftmw_app_peer {
   uint64_t next_seq; /* the last DATA number its sends used */
+  ftmw_qnode isends; /* its ft_isend requests not yet completed (isend.c) */
   ftmw_post post;
   ftmw_mslog log;     /* the ms_* calls to it */
   uint32_t app_epoch; /* the incarnation ft_restore last gave */
@@ -47,6 +48,12 @@ ftmw_peer *ftmw_master_peer(int rank);
  * FT_SUCCESS or the FT_ERR_* code. */
 int ftmw_check_buffer(const void *buf, int count, FT_Datatype type,
                       size_t *bytes);
+
+/* What a send (ft_send, ft_isend, ms_send) names: checks its arguments
+ * and returns the peer (bytes: the data's size), or NULL with the error
+ * set. */
+ftmw_peer *ftmw_send_target(const void *buf, int count, FT_Datatype type,
+                            int dest, int tag, size_t *bytes);
 
 /* Reports p's failure from the API call named call: clears p's pending
  * report and traces the call's name (failure_reported). Returns the

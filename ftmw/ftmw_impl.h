@@ -1,6 +1,6 @@
 /* Internal umbrella header: the process's state record and the types the
  * layers share. docs/architecture.md maps the modules, who owns which
- * state, and a message's path from ft_send (api.c) through the transport
+ * state, and a message's path from ft_send (send.c) through the transport
  * (transport.c), the link (link.c) and the loop (loop.c) to ft_recv
  * (recv.c).
  *
@@ -64,7 +64,7 @@ extern FTMW_HIDDEN struct ftmw_state ftmw_st;
 FTMW_HIDDEN int ftmw_fail(int code);
 FTMW_HIDDEN void ftmw_ok(void);
 
-/* api.c (send) and recv.c: the data-path calls behind ft_* and ms_*.
+/* send.c and recv.c: the data-path calls behind ft_* and ms_*.
  * call names the API call for traces ("ft_send", "ms_send", ...). */
 FTMW_HIDDEN int ftmw_send(const char *call, const void *buf, int count,
                           FT_Datatype type, int dest, int tag);

@@ -1,5 +1,5 @@
 /* Master replicas (SPEC section 6): the lock-step protocol and failover
- * (see docs/replicas.md), one module. The data path (api.c, recv.c) runs
+ * (see docs/replicas.md), one module. The data path (send.c, recv.c) runs
  * every exchange through its sequence; its frames reach it from the
  * transport (ftmw_transport_route); its state is its own
  * (replica_state.h). Every function here is called with st.lock held,

@@ -121,6 +121,56 @@ FTMW_EXPORT int ft_finalize(void);
 FTMW_EXPORT int ft_send(const void *buf, int count, FT_Datatype type, int dest,
                         int tag);
 
+/* A non-blocking send's handle (ft_isend); FT_REQUEST_NULL once
+ * completed. */
+typedef struct ft_request *FT_Request;
+#define FT_REQUEST_NULL ((FT_Request)0)
+
+/* Non-blocking send: the same message as ft_send, but the call does not
+ * wait for the acknowledgement, so that a master can keep every worker
+ * busy (several tasks in flight each). The data is copied: buf may be
+ * reused at once. Returns count once the send is started, or 0 on misuse
+ * or when dest has already failed (FT_ERR_PEER_FAILED), and then no
+ * request is made. With req, the send's outcome is known at the call that
+ * completes it (ft_request_wait, _test, _waitall, _waitany): count once
+ * dest's library acknowledged the data, or 0 with FT_ERR_PEER_FAILED (or
+ * FT_ERR_NO_MASTER) when dest failed first, and the data may then never
+ * have arrived. req may be NULL: the library completes the send itself,
+ * and dest's failure is reported, as always, at the next call that names
+ * it. Messages from one process to another arrive in the order of their
+ * calls, ft_send and ft_isend alike.
+ * With master replicas (FT_NUM_MASTERS > 0), ft_isend waits for the
+ * acknowledgement as ft_send does (the replicas' agreement takes each
+ * send in turn); its request is complete when it returns. ft_isend is
+ * not logged: ms_restore replays only the ms_* calls. */
+FTMW_EXPORT int ft_isend(const void *buf, int count, FT_Datatype type,
+                         int dest, int tag, FT_Request *req);
+
+/* Completes *req: waits until its send is acknowledged or its destination
+ * failed, frees it and sets *req to FT_REQUEST_NULL. Returns the count
+ * sent, or 0 with the error (status->source: the destination). A null
+ * request completes at once: 0, FT_SUCCESS, status->source
+ * FT_ANY_SOURCE. status may be NULL. */
+FTMW_EXPORT int ft_request_wait(FT_Request *req, FT_Status *status);
+
+/* Completes *req if its send is settled (*done set to 1, the rest as
+ * ft_request_wait); else *done is 0 and *req is left as it is. */
+FTMW_EXPORT int ft_request_test(FT_Request *req, int *done,
+                                FT_Status *status);
+
+/* Completes the n requests of reqs. Returns 1 when every send succeeded,
+ * else 0 with ft_error() the first failure's error; statuses[i] (if
+ * statuses is not NULL) says how each went. */
+FTMW_EXPORT int ft_request_waitall(int n, FT_Request *reqs,
+                                   FT_Status *statuses);
+
+/* Completes one settled request of reqs, waiting for one if none is:
+ * *index is its place in reqs, and the return value and status are
+ * ft_request_wait's. When every request of reqs is null, *index is -1 and
+ * 0 is returned with FT_SUCCESS. */
+FTMW_EXPORT int ft_request_waitany(int n, FT_Request *reqs, int *index,
+                                   FT_Status *status);
+
 /* Blocking receive. source may be FT_ANY_SOURCE in a master; tag may be
  * FT_ANY_TAG. Messages from one sender arrive in the order they were sent.
  * Returns the number of elements received (0 for an empty message, with

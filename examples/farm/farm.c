@@ -1,9 +1,11 @@
 /* A dynamic task farm that survives killed workers.
  *
- * The master hands out tasks one at a time; when a worker fails it puts
- * the worker's task back, restores the worker and carries on. The printed
- * checksum depends only on the tasks, so it is the same whether or not
- * workers die. */
+ * The master hands out tasks, one at a time to each worker or, with
+ * --pipeline K, up to K in flight each (sent with ft_isend, as are the
+ * results: the workers never wait for the master); when a worker fails
+ * it puts the worker's tasks back, restores the worker and carries on.
+ * The printed checksum depends only on the tasks, so it is the same
+ * whether or not workers die. */
 #include <ftmw.h>
 
 #include <getopt.h>
@@ -38,16 +40,19 @@ static uint64_t compute(int64_t id, uint64_t seed, long work_us) {
 
 static void usage(FILE *f) {
   fprintf(f,
-          "Usage: farm [--tasks N] [--work-us U] [--seed S] [--every-master]\n"
+          "Usage: farm [--tasks N] [--work-us U] [--seed S] [--pipeline K]\n"
+          "            [--every-master]\n"
           "Run it with ftmwrun, e.g.: ftmwrun -w 4 farm --tasks 1000\n"
           "  --tasks N       number of tasks (default 200)\n"
           "  --work-us U     simulated work per task, microseconds (default 1000)\n"
           "  --seed S        seed of the task values (default 1)\n"
+          "  --pipeline K    tasks in flight per worker, 1..1024 (default 1:\n"
+          "                  blocking sends; more: non-blocking ones)\n"
           "  --every-master  with master replicas (ftmwrun -m), every master\n"
           "                  prints the result, not only the primary (tests)\n");
 }
 
-static int worker(uint64_t seed, long work_us) {
+static int worker(uint64_t seed, long work_us, int K) {
   int64_t task;
   FT_Status st;
   for (;;) {
@@ -57,19 +62,43 @@ static int worker(uint64_t seed, long work_us) {
     if (st.tag == TAG_STOP)
       return 0;
     result_t r = {task, compute(task, seed, work_us)};
-    if (ft_send(&r, (int)sizeof(r), FT_BYTE, 0, TAG_RESULT) == 0)
+    if ((K > 1 ? ft_isend(&r, (int)sizeof(r), FT_BYTE, 0, TAG_RESULT, NULL)
+               : ft_send(&r, (int)sizeof(r), FT_BYTE, 0, TAG_RESULT)) == 0)
       return 1;
   }
 }
 
 typedef struct {
-  int W;
+  int W, K;
   int64_t *queue; /* tasks to hand out (re-issued ones pushed back) */
   int64_t nqueue;
-  int64_t *held; /* held[r]: task worker r is computing, or -1 */
+  int64_t *held; /* held[r * K ...]: the tasks worker r has, oldest first */
+  int *nheld;    /* how many */
   char *lost;    /* lost[r]: worker r failed and could not be restored */
   int failures, restores;
+  int64_t inflight; /* tasks held by the workers */
 } farm_t;
+
+/* Worker r failed: its tasks go back to the queue. */
+static void take_back(farm_t *f, int r) {
+  for (int i = 0; i < f->nheld[r]; i++)
+    f->queue[f->nqueue++] = f->held[(int64_t)r * f->K + i];
+  f->inflight -= f->nheld[r];
+  f->nheld[r] = 0;
+}
+
+/* Worker r returned task id: 1 if it held it (now no more), else 0. */
+static int returned(farm_t *f, int r, int64_t id) {
+  int64_t *h = &f->held[(int64_t)r * f->K];
+  for (int i = 0; i < f->nheld[r]; i++)
+    if (h[i] == id) {
+      memmove(h + i, h + i + 1, (size_t)(f->nheld[r] - i - 1) * sizeof(*h));
+      f->nheld[r]--;
+      f->inflight--;
+      return 1;
+    }
+  return 0;
+}
 
 /* Worker r failed: restores it, or counts it lost. Returns 1 if restored. */
 static int restore(farm_t *f, int r) {
@@ -81,50 +110,46 @@ static int restore(farm_t *f, int r) {
   return 0;
 }
 
-/* Gives worker r its next task, restoring it as often as needed. Returns 1
- * if r is busy, 0 if it is idle (no task left) or lost for good. */
-static int dispatch(farm_t *f, int r) {
-  while (f->nqueue > 0 && !f->lost[r]) {
+/* Fills worker r up to K tasks, restoring it as often as needed. */
+static void dispatch(farm_t *f, int r) {
+  while (f->nqueue > 0 && f->nheld[r] < f->K && !f->lost[r]) {
     int64_t t = f->queue[f->nqueue - 1];
-    if (ft_send(&t, 1, FT_LONG_LONG, r, TAG_TASK) == 1) {
+    if ((f->K > 1 ? ft_isend(&t, 1, FT_LONG_LONG, r, TAG_TASK, NULL)
+                  : ft_send(&t, 1, FT_LONG_LONG, r, TAG_TASK)) == 1) {
       f->nqueue--;
-      f->held[r] = t;
-      return 1;
+      f->held[(int64_t)r * f->K + f->nheld[r]++] = t;
+      f->inflight++;
+      continue;
     }
     f->failures++;
+    take_back(f, r);
     restore(f, r);
   }
-  return 0;
 }
 
-/* Gives the queued tasks to the idle workers: a task put back when its
- * worker was lost may find every other worker idle. Returns how many
- * became busy. */
-static int dispatch_idle(farm_t *f) {
-  int busy = 0;
+/* Gives the queued tasks to the workers with room: a task put back when
+ * its worker was lost may find every other worker idle. */
+static void dispatch_all(farm_t *f) {
   for (int r = 1; r <= f->W && f->nqueue > 0; r++)
-    if (f->held[r] < 0)
-      busy += dispatch(f, r);
-  return busy;
+    dispatch(f, r);
 }
 
-static int master(int W, int64_t ntasks, int every_master) {
-  farm_t f = {.W = W};
+static int master(int W, int K, int64_t ntasks, int every_master) {
+  farm_t f = {.W = W, .K = K};
   f.queue = malloc((size_t)ntasks * sizeof(int64_t));
-  f.held = malloc(((size_t)W + 1) * sizeof(int64_t));
+  f.held = malloc(((size_t)W + 1) * (size_t)K * sizeof(int64_t));
+  f.nheld = calloc((size_t)W + 1, sizeof(int));
   f.lost = calloc((size_t)W + 1, 1);
   char *done = calloc((size_t)ntasks, 1);
-  if (!f.queue || !f.held || !f.lost || !done)
+  if (!f.queue || !f.held || !f.nheld || !f.lost || !done)
     return 1;
   for (int64_t i = 0; i < ntasks; i++)
     f.queue[i] = ntasks - 1 - i; /* handed out from the end: 0, 1, ... */
   f.nqueue = ntasks;
-  for (int r = 1; r <= W; r++)
-    f.held[r] = -1;
-  int busy = dispatch_idle(&f);
+  dispatch_all(&f);
   uint64_t checksum = 0;
   int64_t ndone = 0, duplicates = 0;
-  while (busy > 0) {
+  while (f.inflight > 0) {
     result_t res;
     FT_Status st;
     if (ft_recv(&res, (int)sizeof(res), FT_BYTE, FT_ANY_SOURCE, TAG_RESULT, &st) == 0) {
@@ -132,26 +157,20 @@ static int master(int W, int64_t ntasks, int every_master) {
         return fprintf(stderr, "farm: receive failed: %s\n", ft_strerror(ft_error())), 1;
       int r = st.source;
       f.failures++;
-      if (f.held[r] >= 0) { /* its task goes back to the queue */
-        f.queue[f.nqueue++] = f.held[r];
-        f.held[r] = -1;
-        busy--;
-      }
+      take_back(&f, r);
       restore(&f, r);
-      busy += dispatch_idle(&f);
+      dispatch_all(&f);
       continue;
     }
     int r = st.source;
-    if (res.id < 0 || res.id >= ntasks || res.id != f.held[r] || done[res.id]) {
+    if (res.id < 0 || res.id >= ntasks || done[res.id] || !returned(&f, r, res.id)) {
       duplicates++;
       continue;
     }
     done[res.id] = 1;
     ndone++;
     checksum += res.value;
-    f.held[r] = -1;
-    busy--;
-    busy += dispatch(&f, r);
+    dispatch(&f, r);
   }
   for (int r = 1; r <= W; r++)
     if (!ft_test(r))
@@ -163,6 +182,7 @@ static int master(int W, int64_t ntasks, int every_master) {
   }
   free(f.queue);
   free(f.held);
+  free(f.nheld);
   free(f.lost);
   free(done);
   return ndone == ntasks && duplicates == 0 ? 0 : 1;
@@ -173,21 +193,23 @@ int main(int argc, char **argv) {
   int created = ft_init(&argc, &argv, &rank, &W);
   if (created < 0)
     return 1;
-  long long ntasks = 200, work_us = 1000, seed = 1;
+  long long ntasks = 200, work_us = 1000, seed = 1, K = 1;
   static const struct option opts[] = {{"tasks", required_argument, 0, 't'},
                                        {"work-us", required_argument, 0, 'u'},
                                        {"seed", required_argument, 0, 's'},
+                                       {"pipeline", required_argument, 0, 'k'},
                                        {"every-master", no_argument, 0, 'e'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
   int c, bad = 0, every_master = 0;
   char *end;
-  while ((c = getopt_long(argc, argv, "t:u:s:eh", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "t:u:s:k:eh", opts, NULL)) != -1) {
     if (c == 'e') {
       every_master = 1;
       continue;
     }
-    long long *dst = c == 't' ? &ntasks : c == 'u' ? &work_us : c == 's' ? &seed : NULL;
+    long long *dst = c == 't' ? &ntasks : c == 'u' ? &work_us : c == 's' ? &seed
+                   : c == 'k' ? &K : NULL;
     if (c == 'h') {
       if (rank == 0 && ft_is_primary())
         usage(stdout);
@@ -197,13 +219,14 @@ int main(int argc, char **argv) {
     if (dst == NULL || (*dst = strtoll(optarg, &end, 10), *end != '\0') || *dst < 0)
       bad = 1;
   }
-  if (bad || ntasks < 1) {
+  if (bad || ntasks < 1 || K < 1 || K > 1024) {
     if (rank == 0)
       usage(stderr);
     ft_finalize();
     return 2;
   }
-  int rc = rank == 0 ? master(W, ntasks, every_master) : worker((uint64_t)seed, work_us);
+  int rc = rank == 0 ? master(W, (int)K, ntasks, every_master)
+                     : worker((uint64_t)seed, work_us, (int)K);
   ft_finalize();
   return rc;
 }

@@ -1,6 +1,6 @@
 /* Job-level checks of the ft_* API, run through ftmwrun by ctest.
- * Usage: job_api MODE   (api | ms | msfail | big | busy | hang | rogue | deadfin |
- *                        orphan)
+ * Usage: job_api MODE   (api | isend | isendfail | ms | msfail | big | busy |
+ *                        hang | rogue | deadfin | orphan)
  * Exits 0 when every check of the mode passed; prints what failed. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -460,6 +460,140 @@ static void msfail_worker(int rank) {
   }
 }
 
+/* --- isend: non-blocking sends and their requests ------------------------ */
+
+#define NISEND 100
+
+static void isend_master(int W) {
+  int x = 1, idx;
+  FT_Request req = (FT_Request)&x, reqs[NISEND + 1];
+  FT_Status st, sts[NISEND + 1];
+  expect_err(ft_isend(&x, 1, FT_INT, 0, 0, &req), 0, FT_ERR_RANK, "isend to rank 0");
+  CHECK(req == FT_REQUEST_NULL, "no request made by a refused isend");
+  expect_err(ft_isend(&x, -1, FT_INT, 1, 0, &req), 0, FT_ERR_COUNT, "isend count -1");
+  expect_err(ft_isend(NULL, 1, FT_INT, 1, 0, &req), 0, FT_ERR_BUFFER, "isend NULL buffer");
+  expect_err(ft_isend(&x, 1, (FT_Datatype)99, 1, 0, &req), 0, FT_ERR_TYPE, "isend bad type");
+  expect_err(ft_isend(&x, 1, FT_INT, 1, -1, &req), 0, FT_ERR_TAG, "isend tag -1");
+  expect_err(ft_request_wait(NULL, &st), 0, FT_ERR_NULL_ARG, "wait(NULL)");
+  expect_err(ft_request_test(&req, NULL, &st), 0, FT_ERR_NULL_ARG, "test without done");
+  expect_err(ft_request_waitall(-1, reqs, NULL), 0, FT_ERR_COUNT, "waitall(-1)");
+  expect_err(ft_request_waitall(2, NULL, NULL), 0, FT_ERR_NULL_ARG, "waitall(2, NULL)");
+  expect_err(ft_request_waitany(1, reqs, NULL, &st), 0, FT_ERR_NULL_ARG, "waitany no index");
+  expect_err(ft_request_wait(&req, &st), 0, FT_SUCCESS, "wait on a null request");
+  CHECK(st.source == FT_ANY_SOURCE && st.count == 0, "null request's status");
+  reqs[0] = reqs[1] = FT_REQUEST_NULL;
+  expect_err(ft_request_waitany(2, reqs, &idx, &st), 0, FT_SUCCESS, "waitany on nulls");
+  CHECK(idx == -1, "waitany on nulls: index %d", idx);
+  /* To each worker: 0..NISEND-1 in order, sent by ft_isend (with and
+   * without a request) and, in the middle, by ft_send. */
+  for (int w = 1; w <= W; w++) {
+    int n = 0;
+    for (int k = 0; k < NISEND; k++) {
+      int v = k;
+      if (k == NISEND / 2)
+        CHECK(ft_send(&v, 1, FT_INT, w, 1) == 1, "ft_send between isends");
+      else if (k % 3 == 0)
+        CHECK(ft_isend(&v, 1, FT_INT, w, 1, NULL) == 1, "isend without request");
+      else
+        CHECK(ft_isend(&v, 1, FT_INT, w, 1, &reqs[n++]) == 1, "isend %d to %d", k, w);
+      v = -1; /* the data was copied */
+    }
+    CHECK(ft_request_waitall(n, reqs, sts) == 1, "waitall: %s", ft_errname(ft_error()));
+    for (int i = 0; i < n; i++)
+      CHECK(reqs[i] == FT_REQUEST_NULL && sts[i].source == w && sts[i].count == 1 &&
+                sts[i].error == FT_SUCCESS && sts[i].tag == 1,
+            "request %d to %d: source %d count %d", i, w, sts[i].source, sts[i].count);
+  }
+  for (int w = 1; w <= W; w++) {
+    int sum = 0;
+    CHECK(ft_recv(&sum, 1, FT_INT, w, 2, &st) == 1 && sum == NISEND * (NISEND - 1) / 2,
+          "worker %d got them in order (%d)", w, sum);
+  }
+  /* test, until done; waitany, each request once. */
+  CHECK(ft_isend(&x, 1, FT_INT, 1, 3, &req) == 1, "isend to test");
+  int done = 0;
+  for (double t0 = now_s(); !done && now_s() - t0 < 10;) {
+    int got = ft_request_test(&req, &done, &st);
+    CHECK(got == (done ? 1 : 0) && ft_error() == FT_SUCCESS, "test: %d", got);
+  }
+  CHECK(done && req == FT_REQUEST_NULL && st.source == 1, "test completed it");
+  for (int w = 1; w <= W; w++)
+    CHECK(ft_isend(&w, 1, FT_INT, w, 3, &reqs[w - 1]) == 1, "isend %d", w);
+  unsigned seen = 0;
+  for (int i = 0; i < W; i++) {
+    CHECK(ft_request_waitany(W, reqs, &idx, &st) == 1 && idx >= 0 && idx < W &&
+              !(seen & 1u << idx) && st.source == idx + 1,
+          "waitany: index %d source %d", idx, st.source);
+    seen |= 1u << idx;
+  }
+}
+
+static void isend_worker(int rank) {
+  int v, sum = 0, prev = -1;
+  FT_Status st;
+  for (int k = 0; k < NISEND; k++) {
+    CHECK(ft_recv(&v, 1, FT_INT, 0, 1, &st) == 1, "recv %d", k);
+    CHECK(v == prev + 1, "got %d after %d: out of order", v, prev);
+    prev = v;
+    sum += v;
+  }
+  FT_Request req;
+  CHECK(ft_isend(&sum, 1, FT_INT, 0, 2, &req) == 1, "worker isend");
+  CHECK(ft_request_wait(&req, &st) == 1 && st.source == 0, "worker wait");
+  CHECK(ft_recv(&v, 1, FT_INT, 0, 3, &st) == 1, "tested message");
+  if (rank == 1)
+    CHECK(ft_recv(&v, 1, FT_INT, 0, 3, &st) == 1, "tested message");
+}
+
+/* --- isendfail: requests to a worker that died ---------------------------- */
+
+/* Whether process pid (on this host) is stopped. */
+static int stopped(int pid) {
+  char path[64], buf[256];
+  snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+  FILE *f = fopen(path, "r");
+  size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+  if (f)
+    fclose(f);
+  buf[n] = '\0';
+  const char *e = strrchr(buf, ')');
+  return e != NULL && e[1] == ' ' && e[2] == 'T';
+}
+
+/* Worker 1 stops itself: the sends to it are written but never
+ * acknowledged. The master kills it: every request fails, reported at the
+ * wait, and the next ft_isend to it fails at once. */
+static void isendfail(int rank, int W) {
+  int x = 7, pid;
+  FT_Status st[8];
+  if (rank == 1) {
+    pid = (int)getpid();
+    CHECK(ft_send(&pid, 1, FT_INT, 0, 9) == 1, "pid to the master");
+    raise(SIGSTOP);
+    return;
+  }
+  if (rank != 0) {
+    CHECK(ft_recv(&x, 1, FT_INT, 0, 1, st) == 1, "worker recv");
+    return;
+  }
+  CHECK(ft_recv(&pid, 1, FT_INT, 1, 9, st) == 1, "worker 1's pid");
+  for (double t0 = now_s(); !stopped(pid) && now_s() - t0 < 30;)
+    usleep(10 * 1000);
+  FT_Request reqs[8];
+  for (int i = 0; i < 8; i++)
+    CHECK(ft_isend(&x, 1, FT_INT, 1, 1, &reqs[i]) == 1, "isend %d to a stopped worker", i);
+  kill(pid, SIGKILL);
+  expect_err(ft_request_waitall(8, reqs, st), 0, FT_ERR_PEER_FAILED, "waitall");
+  for (int i = 0; i < 8; i++)
+    CHECK(reqs[i] == FT_REQUEST_NULL && st[i].source == 1 && st[i].count == 0 &&
+              st[i].error == FT_ERR_PEER_FAILED,
+          "request %d: source %d error %s", i, st[i].source, ft_errname(st[i].error));
+  expect_err(ft_isend(&x, 1, FT_INT, 1, 1, &reqs[0]), 0, FT_ERR_PEER_FAILED,
+             "isend after the failure");
+  for (int w = 2; w <= W; w++)
+    CHECK(ft_isend(&x, 1, FT_INT, w, 1, NULL) == 1, "isend to live worker %d", w);
+}
+
 /* --- deadfin: a worker dies; the job still finalizes with status 0 ------- */
 
 static void deadfin(int rank, int W) {
@@ -503,6 +637,10 @@ int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "api";
   if (strcmp(mode, "api") == 0)
     rank == 0 ? api_master(W) : api_worker(rank);
+  else if (strcmp(mode, "isend") == 0)
+    rank == 0 ? isend_master(W) : isend_worker(rank);
+  else if (strcmp(mode, "isendfail") == 0)
+    isendfail(rank, W);
   else if (strcmp(mode, "ms") == 0)
     rank == 0 ? ms_master(W) : ms_worker(rank);
   else if (strcmp(mode, "msfail") == 0)

@@ -1,0 +1,280 @@
+/* Non-blocking sends and their requests (see isend.h).
+ *
+ * A request holds the frame (an ftmw_op, transport.h) and a copy of the
+ * data, and sits on its destination's queue, oldest first, until it is
+ * completed: by the application's wait or test when it was handed out,
+ * else by the library as soon as it settles (each ft_isend to that
+ * destination frees the settled ones at the queue's head). ACKs come in
+ * order, so the settled requests are always the oldest. */
+#include "calls.h"
+#include "isend.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define st ftmw_st
+#define job ftmw_job
+
+struct ft_request {
+  ftmw_op op;       /* the frame and its outcome */
+  ftmw_qnode node;  /* its destination's queue */
+  ftmw_peer *peer;  /* the destination */
+  int dest, tag, count;
+  int handed; /* the application holds it: its completion frees it */
+  int early;  /* settled at the call (with replicas): result is final */
+  int result; /* early: FT_SUCCESS */
+  unsigned char data[];
+};
+
+/* A worker's sends all go to the primary, whichever master that is. */
+static ftmw_qnode to_masters = {&to_masters, &to_masters};
+
+static ftmw_qnode *queue_of(ftmw_peer *p) {
+  return ftmw_is_master() ? &ftmw_app_of(p)->isends : &to_masters;
+}
+
+static FT_Request req_of(ftmw_qnode *n) {
+  return FTMW_CONTAINER_OF(n, struct ft_request, node);
+}
+
+/* st.lock held. */
+static int settled_locked(const struct ft_request *r) {
+  const ftmw_out *o = &r->op.out;
+  return r->early || (o->done && (o->acked || o->failed));
+}
+
+/* Frees the settled requests at the head of q that nobody holds. */
+static void reap_locked(ftmw_qnode *q) {
+  ftmw_qnode *n = ftmw_q_head(q);
+  while (n != q && settled_locked(req_of(n))) {
+    FT_Request r = req_of(n);
+    n = n->next;
+    if (!r->handed) {
+      ftmw_q_remove(&r->node);
+      free(r);
+    }
+  }
+}
+
+static FT_Request request_new(ftmw_peer *p, int dest, int tag, int count,
+                              const void *buf, size_t bytes, int handed) {
+  FT_Request r = malloc(sizeof(*r) + bytes);
+  if (r == NULL)
+    return NULL;
+  memset(r, 0, sizeof(*r));
+  if (bytes)
+    memcpy(r->data, buf, bytes);
+  r->peer = p;
+  r->dest = dest;
+  r->tag = tag;
+  r->count = count;
+  r->handed = handed;
+  ftmw_q_init(&r->node);
+  return r;
+}
+
+/* With replicas the send is ft_send's, and its request is settled. */
+static int isend_blocking(ftmw_peer *p, const void *buf, int count,
+                          FT_Datatype type, int dest, int tag,
+                          FT_Request *req) {
+  FT_Request r = NULL;
+  if (req && (r = request_new(p, dest, tag, count, NULL, 0, 1)) == NULL)
+    return ftmw_fail(FT_ERR_NOMEM);
+  int n = ftmw_send("ft_isend", buf, count, type, dest, tag);
+  int rc = ft_error();
+  if (rc != FT_SUCCESS) {
+    free(r);
+    return ftmw_fail(rc);
+  }
+  if (r) {
+    r->early = 1;
+    uv_mutex_lock(&st.lock);
+    ftmw_q_insert_tail(queue_of(p), &r->node); /* for ft_finalize to free */
+    uv_mutex_unlock(&st.lock);
+    *req = r;
+  }
+  ftmw_ok();
+  return n;
+}
+
+int ft_isend(const void *buf, int count, FT_Datatype type, int dest, int tag,
+             FT_Request *req) {
+  if (req)
+    *req = FT_REQUEST_NULL;
+  size_t bytes;
+  ftmw_peer *p = ftmw_send_target(buf, count, type, dest, tag, &bytes);
+  if (p == NULL)
+    return 0;
+  if (job.M > 0)
+    return isend_blocking(p, buf, count, type, dest, tag, req);
+  FT_Request r = request_new(p, dest, tag, count, buf, bytes, req != NULL);
+  if (r == NULL)
+    return ftmw_fail(FT_ERR_NOMEM);
+  ftmw_fault_hit(FTMW_FAULT_SEND_ENTER);
+  uv_mutex_lock(&st.lock);
+  if (!ftmw_is_master())
+    r->peer = p = ftmw_peer_of(0); /* the primary, now that the lock is held */
+  ftmw_qnode *q = queue_of(p);
+  reap_locked(q);
+  int rc = ftmw_peer_gone_locked(p, "ft_isend");
+  if (rc != FT_SUCCESS) {
+    uv_mutex_unlock(&st.lock);
+    free(r);
+    return ftmw_fail(rc);
+  }
+  uint64_t seq = ftmw_is_master() ? ++ftmw_app_of(p)->next_seq : ++st.tx_seq;
+  r->op.out = (ftmw_out){.seq = seq, .want_ack = 1};
+  ftmw_op_frame(&r->op, p, FTMW_FRAME_DATA, tag, FTMW_FLAG_LAZY, r->data, bytes);
+  ftmw_transport_submit(&r->op, 1);
+  ftmw_q_insert_tail(q, &r->node);
+  ftmw_loop_flush_locked();
+  uv_mutex_unlock(&st.lock);
+  if (req)
+    *req = r;
+  ftmw_trace_data("sent", dest, tag, bytes);
+  ftmw_fault_hit(FTMW_FAULT_SEND_EXIT);
+  ftmw_ok();
+  return count;
+}
+
+/* The outcome of settled request r (st.lock held): FT_SUCCESS, or its
+ * destination's failure, reported by the call named call when that is
+ * still the incarnation it went to. */
+static int outcome_locked(FT_Request r, const char *call) {
+  if (r->early)
+    return r->result;
+  if (!r->op.out.failed)
+    return FT_SUCCESS;
+  ftmw_peer *p = r->peer;
+  int rc = p->epoch == r->op.epoch ? ftmw_peer_gone_locked(p, call) : FT_SUCCESS;
+  return rc != FT_SUCCESS ? rc : FT_ERR_PEER_FAILED;
+}
+
+/* Completes settled *req (st.lock held): frees it, fills status, and
+ * returns what the wait returns (the error set). */
+static int complete_locked(FT_Request *req, FT_Status *status,
+                           const char *call) {
+  FT_Request r = *req;
+  int rc = outcome_locked(r, call);
+  ftmw_q_remove(&r->node);
+  ftmw_set_status(status, r->dest, r->tag, rc == FT_SUCCESS ? r->count : 0, rc);
+  int n = rc == FT_SUCCESS ? r->count : 0;
+  free(r);
+  *req = FT_REQUEST_NULL;
+  if (rc != FT_SUCCESS)
+    return ftmw_fail(rc);
+  ftmw_ok();
+  return n;
+}
+
+/* The common checks: FT_SUCCESS when the call may go on, else the
+ * error; null: a required pointer is NULL. */
+static int check(int null, int n) {
+  if (!st.initialized)
+    return FT_ERR_NOT_INITIALIZED;
+  if (null)
+    return FT_ERR_NULL_ARG;
+  return n < 0 ? FT_ERR_COUNT : FT_SUCCESS;
+}
+
+static int null_request(FT_Status *status) {
+  ftmw_set_status(status, FT_ANY_SOURCE, FT_ANY_TAG, 0, FT_SUCCESS);
+  ftmw_ok();
+  return 0;
+}
+
+int ft_request_wait(FT_Request *req, FT_Status *status) {
+  int rc = check(req == NULL, 0);
+  if (rc != FT_SUCCESS)
+    return ftmw_fail(rc);
+  if (*req == FT_REQUEST_NULL)
+    return null_request(status);
+  uv_mutex_lock(&st.lock);
+  while (!settled_locked(*req))
+    ftmw_wait_locked(-1);
+  int n = complete_locked(req, status, "ft_request_wait");
+  uv_mutex_unlock(&st.lock);
+  return n;
+}
+
+int ft_request_test(FT_Request *req, int *done, FT_Status *status) {
+  int rc = check(req == NULL || done == NULL, 0);
+  if (rc != FT_SUCCESS)
+    return ftmw_fail(rc);
+  *done = 1;
+  if (*req == FT_REQUEST_NULL)
+    return null_request(status);
+  uv_mutex_lock(&st.lock);
+  if (!settled_locked(*req))
+    ftmw_wait_locked(0); /* what has come is read: the test progresses */
+  int n = 0;
+  if (settled_locked(*req)) {
+    n = complete_locked(req, status, "ft_request_test");
+  } else {
+    *done = 0;
+    ftmw_ok();
+  }
+  uv_mutex_unlock(&st.lock);
+  return n;
+}
+
+int ft_request_waitall(int n, FT_Request *reqs, FT_Status *statuses) {
+  int rc = check(n > 0 && reqs == NULL, n);
+  if (rc != FT_SUCCESS)
+    return ftmw_fail(rc);
+  int first = FT_SUCCESS;
+  for (int i = 0; i < n; i++) {
+    FT_Status s;
+    ft_request_wait(&reqs[i], &s);
+    if (statuses)
+      statuses[i] = s;
+    if (first == FT_SUCCESS)
+      first = s.error;
+  }
+  if (first != FT_SUCCESS)
+    return ftmw_fail(first);
+  ftmw_ok();
+  return 1;
+}
+
+int ft_request_waitany(int n, FT_Request *reqs, int *index,
+                       FT_Status *status) {
+  int rc = check(index == NULL || (n > 0 && reqs == NULL), n);
+  if (rc != FT_SUCCESS)
+    return ftmw_fail(rc);
+  *index = -1;
+  uv_mutex_lock(&st.lock);
+  for (;;) {
+    int live = 0;
+    for (int i = 0; i < n; i++) {
+      if (reqs[i] == FT_REQUEST_NULL)
+        continue;
+      live = 1;
+      if (settled_locked(reqs[i])) {
+        *index = i;
+        int got = complete_locked(&reqs[i], status, "ft_request_waitany");
+        uv_mutex_unlock(&st.lock);
+        return got;
+      }
+    }
+    if (!live)
+      break;
+    ftmw_wait_locked(-1);
+  }
+  uv_mutex_unlock(&st.lock);
+  return null_request(status);
+}
+
+static void free_queue(ftmw_qnode *q) {
+  while (!ftmw_q_empty(q)) {
+    FT_Request r = req_of(ftmw_q_head(q));
+    ftmw_q_remove(&r->node);
+    free(r);
+  }
+}
+
+void ftmw_isend_free_all(void) {
+  for (int r = 1; r <= job.W && ftmw_is_master(); r++)
+    free_queue(&ftmw_app_of(&st.workers[r])->isends);
+  free_queue(&to_masters);
+}

@@ -1,0 +1,105 @@
+/* The blocking send, ft_send (and ms_send's, ft_isend's with replicas):
+ * argument checks, the replicas' agreement on the call, then the DATA
+ * frame into the transport and the wait for its ACK. Application thread
+ * only. */
+#include "calls.h"
+
+#define st ftmw_st
+#define job ftmw_job
+
+/* Sends DATA number seq to p and waits for its ACK (st.lock held); the
+ * master that acknowledged goes to *acker. A worker whose primary dies
+ * first sends it again to the master that takes over (which drops it if
+ * it already had it). Returns FT_SUCCESS or the error to report. */
+static int send_data_locked(const char *call, ftmw_peer *p, uint64_t seq,
+                            int tag, const void *buf, size_t bytes,
+                            int *acker) {
+  for (;;) {
+    ftmw_op op = {.out = {.seq = seq, .want_ack = 1}};
+    ftmw_op_frame(&op, p, FTMW_FRAME_DATA, tag, 0, buf, bytes);
+    ftmw_transport_submit(&op, 1);
+    if (ftmw_op_wait_locked(&op) == FT_SUCCESS) {
+      if (acker)
+        *acker = p->id;
+      return FT_SUCCESS;
+    }
+    if (!ftmw_is_master()) {
+      while (ftmw_peer_is_up(p)) /* a failed write comes first */
+        ftmw_wait_locked(-1);
+      ftmw_peer *next = ftmw_peer_of(0);
+      if (next != p && ftmw_peer_is_up(next)) {
+        p = next;
+        continue;
+      }
+    }
+    int rc = ftmw_peer_gone_locked(p, call);
+    return rc != FT_SUCCESS ? rc : FT_ERR_PEER_FAILED;
+  }
+}
+
+ftmw_peer *ftmw_send_target(const void *buf, int count, FT_Datatype type,
+                            int dest, int tag, size_t *bytes) {
+  int rc = !st.initialized ? FT_ERR_NOT_INITIALIZED
+                           : ftmw_check_buffer(buf, count, type, bytes);
+  if (rc == FT_SUCCESS && tag < 0)
+    rc = FT_ERR_TAG;
+  if (rc != FT_SUCCESS) {
+    ftmw_fail(rc);
+    return NULL;
+  }
+  return ftmw_peer_of(dest);
+}
+
+int ftmw_send(const char *call, const void *buf, int count, FT_Datatype type,
+              int dest, int tag) {
+  size_t bytes;
+  ftmw_peer *p = ftmw_send_target(buf, count, type, dest, tag, &bytes);
+  if (p == NULL)
+    return 0;
+  int rc;
+  ftmw_fault_hit(FTMW_FAULT_SEND_ENTER);
+  uv_mutex_lock(&st.lock);
+  if (ftmw_is_master()) {
+    /* Every master numbers its sends to p alike, sent or not: a replica
+     * waits for the worker's ACKED of the same number. */
+    uint64_t seq = ++ftmw_app_of(p)->next_seq;
+    rc = FTMW_REP_SEND_SELF;
+    if (ftmw_is_replica()) {
+      /* Only the primary sends; a replica waits for the worker's word, and
+       * if the worker dies, for the primary's verdict on the same call. */
+      rc = ftmw_rep_send(p, seq);
+      if (rc == FT_ERR_PEER_FAILED)
+        rc = ftmw_rep_verdict(p) ? FT_SUCCESS : ftmw_peer_gone_locked(p, call);
+    }
+    if (rc == FTMW_REP_SEND_SELF) {
+      ftmw_rep_begin(p); /* also before reporting p's failure */
+      rc = ftmw_peer_gone_locked(p, call);
+      if (rc == FT_SUCCESS)
+        rc = send_data_locked(call, p, seq, tag, buf, bytes, NULL);
+    }
+    if (rc == FT_SUCCESS)
+      ftmw_rep_end(p, 1, NULL);
+    else if (rc == FT_ERR_PEER_FAILED)
+      ftmw_rep_end(p, 0, NULL);
+  } else {
+    int acker;
+    uint64_t seq = ++st.tx_seq;
+    p = ftmw_peer_of(0); /* the primary, now that the lock is held */
+    rc = ftmw_peer_gone_locked(p, call);
+    if (rc == FT_SUCCESS)
+      rc = send_data_locked(call, p, seq, tag, buf, bytes, &acker);
+    if (rc == FT_SUCCESS)
+      ftmw_rep_copy(acker, tag, seq, buf, bytes);
+  }
+  uv_mutex_unlock(&st.lock);
+  if (rc != FT_SUCCESS)
+    return ftmw_fail(rc);
+  ftmw_trace_data("sent", dest, tag, bytes);
+  ftmw_fault_hit(FTMW_FAULT_SEND_EXIT);
+  ftmw_ok();
+  return count;
+}
+
+int ft_send(const void *buf, int count, FT_Datatype type, int dest, int tag) {
+  return ftmw_send("ft_send", buf, count, type, dest, tag);
+}
