@@ -377,6 +377,8 @@ one_run() {
       rnd 0 2; local t=${tasks[R]} u=${work[R]}
       rnd 1 3
       args="--every-master --tasks $t --work-us $u --seed $R"
+      # Pipelined (ft_isend both ways) in two runs of three.
+      local ks=(1 4 8); rnd 0 2; args="$args --pipeline ${ks[R]}"
       est=$((t * u / W / 1000))
       refw=2;; # the checksum does not depend on W
     multistart)
