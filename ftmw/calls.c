@@ -77,6 +77,20 @@ int ftmw_check_buffer(const void *buf, int count, FT_Datatype type,
   return FT_SUCCESS;
 }
 
+/* What a send names (see calls.h). */
+ftmw_peer *ftmw_send_target(const void *buf, int count, FT_Datatype type,
+                            int dest, int tag, size_t *bytes) {
+  int rc = !st.initialized ? FT_ERR_NOT_INITIALIZED
+                           : ftmw_check_buffer(buf, count, type, bytes);
+  if (rc == FT_SUCCESS && tag < 0)
+    rc = FT_ERR_TAG;
+  if (rc != FT_SUCCESS) {
+    ftmw_fail(rc);
+    return NULL;
+  }
+  return ftmw_peer_of(dest);
+}
+
 /* Reports p's failure from the API call named call (st.lock held): clears
  * p's pending report and traces the call's name, so that a test can check
  * which call heard of a failure. Returns the error. */

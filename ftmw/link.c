@@ -156,13 +156,15 @@ void ftmw_link_ack(ftmw_conn *c, uint64_t seq, int lazy) {
   if (c->closing || seq <= c->ack_due)
     return;
   ftmw_link *l = c->link;
-  if (c->ack_due <= c->ack_sent && l->acks_due++ == 0) {
+  if (c->ack_due <= c->ack_sent)
+    l->acks_due++; /* take_ack counts it out */
+  c->ack_due = seq;
+  if (!lazy) {
+    send_ack(c); /* no deadline to keep: the blocking path arms no timer */
+  } else if (!uv_is_active((uv_handle_t *)&l->ack_timer)) {
     uv_timer_start(&l->ack_timer, ack_timer_cb, ACK_DELAY_MS, 0);
     ftmw_loop_timer_started();
   }
-  c->ack_due = seq;
-  if (!lazy)
-    send_ack(c);
 }
 
 void ftmw_link_send(ftmw_conn *c, int type, int tag, uint64_t seq,

@@ -37,19 +37,6 @@ static int send_data_locked(const char *call, ftmw_peer *p, uint64_t seq,
   }
 }
 
-ftmw_peer *ftmw_send_target(const void *buf, int count, FT_Datatype type,
-                            int dest, int tag, size_t *bytes) {
-  int rc = !st.initialized ? FT_ERR_NOT_INITIALIZED
-                           : ftmw_check_buffer(buf, count, type, bytes);
-  if (rc == FT_SUCCESS && tag < 0)
-    rc = FT_ERR_TAG;
-  if (rc != FT_SUCCESS) {
-    ftmw_fail(rc);
-    return NULL;
-  }
-  return ftmw_peer_of(dest);
-}
-
 int ftmw_send(const char *call, const void *buf, int count, FT_Datatype type,
               int dest, int tag) {
   size_t bytes;
