@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 enum { TAG_TASK = 1, TAG_RESULT = 2, TAG_STOP = 3 };
 
@@ -49,8 +50,36 @@ static void usage(FILE *f) {
           "  --pipeline K    tasks in flight per worker, 1..1024 (default 1:\n"
           "                  blocking sends; more: non-blocking ones)\n"
           "  --every-master  with master replicas (ftmwrun -m), every master\n"
-          "                  prints the result, not only the primary (tests)\n");
+          "                  prints the result, not only the primary (tests)\n"
+          "  --mark-task ID --mark-file F\n"
+          "                  (benchmarks) the worker given task ID writes its pid\n"
+          "                  to F, and the master prints mark_result_mono T, the\n"
+          "                  monotonic time when ID's result came in\n");
 }
+
+static double now_mono(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* The marked task's pid file, written whole or not at all (an external
+ * killer polls it: bench/kill_when). Only the first worker to get the task
+ * writes it, so the task re-run after a kill is not killed again. */
+static void mark_pid(const char *file) {
+  char tmp[4096];
+  if (access(file, F_OK) == 0 || snprintf(tmp, sizeof(tmp), "%s.tmp", file) >= (int)sizeof(tmp))
+    return;
+  FILE *f = fopen(tmp, "w");
+  if (f == NULL)
+    return;
+  fprintf(f, "%ld\n", (long)getpid());
+  if (fclose(f) == 0)
+    rename(tmp, file);
+}
+
+static int64_t mark_task = -1;
+static const char *mark_file;
 
 static int worker(uint64_t seed, long work_us, int K) {
   int64_t task;
@@ -61,6 +90,8 @@ static int worker(uint64_t seed, long work_us, int K) {
       return 1; /* the master is gone */
     if (st.tag == TAG_STOP)
       return 0;
+    if (task == mark_task && mark_file != NULL)
+      mark_pid(mark_file);
     result_t r = {task, compute(task, seed, work_us)};
     if ((K > 1 ? ft_isend(&r, (int)sizeof(r), FT_BYTE, 0, TAG_RESULT, NULL)
                : ft_send(&r, (int)sizeof(r), FT_BYTE, 0, TAG_RESULT)) == 0)
@@ -146,6 +177,7 @@ static int master(int W, int K, int64_t ntasks, int every_master) {
   for (int64_t i = 0; i < ntasks; i++)
     f.queue[i] = ntasks - 1 - i; /* handed out from the end: 0, 1, ... */
   f.nqueue = ntasks;
+  double t0 = now_mono(), mark_mono = 0;
   dispatch_all(&f);
   uint64_t checksum = 0;
   int64_t ndone = 0, duplicates = 0;
@@ -168,10 +200,13 @@ static int master(int W, int K, int64_t ntasks, int every_master) {
       continue;
     }
     done[res.id] = 1;
+    if (res.id == mark_task)
+      mark_mono = now_mono();
     ndone++;
     checksum += res.value;
     dispatch(&f, r);
   }
+  double secs = now_mono() - t0;
   for (int r = 1; r <= W; r++)
     if (!ft_test(r))
       ft_send(NULL, 0, FT_LONG_LONG, r, TAG_STOP);
@@ -179,6 +214,9 @@ static int master(int W, int K, int64_t ntasks, int every_master) {
     printf("tasks %" PRId64 "/%" PRId64 " failures %d restores %d duplicates %" PRId64 "\n",
            ndone, ntasks, f.failures, f.restores, duplicates);
     printf("checksum %016" PRIx64 "\n", checksum);
+    printf("time %.6f\ntasks_per_s %.1f\n", secs, (double)ndone / secs);
+    if (mark_mono > 0)
+      printf("mark_result_mono %.6f\n", mark_mono);
   }
   free(f.queue);
   free(f.held);
@@ -199,6 +237,8 @@ int main(int argc, char **argv) {
                                        {"seed", required_argument, 0, 's'},
                                        {"pipeline", required_argument, 0, 'k'},
                                        {"every-master", no_argument, 0, 'e'},
+                                       {"mark-task", required_argument, 0, 'M'},
+                                       {"mark-file", required_argument, 0, 'F'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
   int c, bad = 0, every_master = 0;
@@ -208,8 +248,13 @@ int main(int argc, char **argv) {
       every_master = 1;
       continue;
     }
+    if (c == 'F') {
+      mark_file = optarg;
+      continue;
+    }
+    long long mark = -1;
     long long *dst = c == 't' ? &ntasks : c == 'u' ? &work_us : c == 's' ? &seed
-                   : c == 'k' ? &K : NULL;
+                   : c == 'k' ? &K : c == 'M' ? &mark : NULL;
     if (c == 'h') {
       if (rank == 0 && ft_is_primary())
         usage(stdout);
@@ -218,8 +263,10 @@ int main(int argc, char **argv) {
     }
     if (dst == NULL || (*dst = strtoll(optarg, &end, 10), *end != '\0') || *dst < 0)
       bad = 1;
+    if (c == 'M')
+      mark_task = mark;
   }
-  if (bad || ntasks < 1 || K < 1 || K > 1024) {
+  if (bad || ntasks < 1 || K < 1 || K > 1024 || (mark_task >= 0) != (mark_file != NULL)) {
     if (rank == 0)
       usage(stderr);
     ft_finalize();
