@@ -272,6 +272,13 @@ int main(int argc, char **argv) {
     ft_finalize();
     return 2;
   }
+  /* A file left from an earlier run would have the killer kill whatever
+   * process has its pid now, and keep the task from writing its own. */
+  if (rank == 0 && mark_file != NULL && access(mark_file, F_OK) == 0) {
+    fprintf(stderr, "farm: --mark-file %s exists already; remove it first\n", mark_file);
+    ft_finalize();
+    return 2;
+  }
   int rc = rank == 0 ? master(W, (int)K, ntasks, every_master)
                      : worker((uint64_t)seed, work_us, (int)K);
   ft_finalize();
