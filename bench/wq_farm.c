@@ -20,8 +20,8 @@
  *
  * Kill mode (-m ID -f FILE): task ID, when it starts, writes the pid of
  * the work_queue_worker running it to FILE (FILE.tmp, then mv), unless
- * FILE exists already (so the re-run is not killed again; remove FILE
- * before the run). The worker forks "/bin/sh -c COMMAND" itself, so the
+ * FILE exists already (so the re-run is not killed again; a FILE there
+ * before the run is refused). The worker forks "/bin/sh -c COMMAND" itself, so the
  * pid is the shell's $PPID; the manager checks that it is one of its
  * workers', and reports the worker killed. bench/kill_when kills that
  * worker; Work Queue sees the connection close and runs the task again on
@@ -273,6 +273,12 @@ int main(int argc, char **argv) {
                   : -1;
     if (len < 0 || len >= (int)sizeof(pidpath) - 8 || strchr(pidpath, '\'')) {
       fprintf(stderr, "wq_farm: unusable pid file path '%s'\n", pidfile);
+      return 2;
+    }
+    /* A file left from an earlier run would have the killer kill whatever
+     * process has its pid now, and keep task ID from writing its own. */
+    if (access(pidpath, F_OK) == 0) {
+      fprintf(stderr, "wq_farm: %s exists already; remove it first\n", pidpath);
       return 2;
     }
   }
