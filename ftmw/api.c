@@ -214,7 +214,7 @@ int ft_testany(void) {
 /* What the application posted for p's old incarnation is gone with it. */
 static void forget_posted(ftmw_peer *p) {
   ftmw_app_peer *a = ftmw_app_of(p);
-  a->post.active = 0;
+  a->posts.n = 0;
   a->log.posted = NULL; /* ms_restore posts it again if it replays it */
 }
 

@@ -23,8 +23,10 @@ int ftmw_app_init(int W) {
 }
 
 void ftmw_app_free(void) {
-  for (int r = 0; r < app_n; r++)
+  for (int r = 0; r < app_n; r++) {
     ftmw_mslog_clear(&app[r].log);
+    free(app[r].posts.v);
+  }
   free(app);
   app = NULL;
   app_n = 0;

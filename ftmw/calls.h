@@ -9,18 +9,24 @@
 
 /* What a master's calls keep of each worker: the application's view,
  * which the rest of the library never reads. */
-typedef struct ftmw_post { /* the receive ft_irecv posted, if active */
-  int active;
+typedef struct ftmw_post { /* a receive ft_irecv posted */
   void *buf;
   int count;
   FT_Datatype type;
   int tag;
+  int logged; /* posted by ms_irecv (or its replay): the log's log->posted */
 } ftmw_post;
+
+/* A worker's posted receives, oldest first: a ring of n from v[head]. */
+typedef struct ftmw_posts {
+  ftmw_post *v;
+  int cap, head, n;
+} ftmw_posts;
 
 typedef struct ftmw_app_peer {
   uint64_t next_seq; /* the last DATA number its sends used */
   ftmw_qnode isends; /* its ft_isend requests not yet completed (isend.c) */
-  ftmw_post post;
+  ftmw_posts posts;
   ftmw_mslog log;     /* the ms_* calls to it */
   uint32_t app_epoch; /* the incarnation ft_restore last gave */
 } ftmw_app_peer;

@@ -71,7 +71,9 @@ FTMW_HIDDEN int ftmw_send(const char *call, const void *buf, int count,
 FTMW_HIDDEN int ftmw_recv(const char *call, void *buf, int count,
                           FT_Datatype type, int source, int tag,
                           FT_Status *status);
-FTMW_HIDDEN int ftmw_irecv(const char *call, void *buf, int count,
+/* logged: an ms_irecv (or its replay), which must be the only receive
+ * posted for source. */
+FTMW_HIDDEN int ftmw_irecv(const char *call, int logged, void *buf, int count,
                            FT_Datatype type, int source, int tag);
 FTMW_HIDDEN int ftmw_wait(const char *call, int rank);
 

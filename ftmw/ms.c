@@ -106,7 +106,7 @@ int ms_irecv(void *buf, int count, FT_Datatype type, int source, int tag) {
   if (c == NULL)
     return 0;
   return record(c, source,
-                ftmw_irecv("ms_irecv", buf, count, type, source, tag));
+                ftmw_irecv("ms_irecv", 1, buf, count, type, source, tag));
 }
 
 /* One replayed operation against the new incarnation of worker *rank. */
@@ -120,7 +120,7 @@ static int replay_op(void *ctx, int kind, ftmw_mslog_call *c) {
     ftmw_recv("ms_restore", c->buf, c->count, c->type, rank, c->tag, NULL);
     break;
   case FTMW_MSLOG_IRECV:
-    ftmw_irecv("ms_restore", c->buf, c->count, c->type, rank, c->tag);
+    ftmw_irecv("ms_restore", 1, c->buf, c->count, c->type, rank, c->tag);
     break;
   default:
     ftmw_wait("ms_restore", rank);

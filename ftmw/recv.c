@@ -4,6 +4,7 @@
  * Application thread only. */
 #include "calls.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define st ftmw_st
@@ -60,15 +61,25 @@ static int any_source_hopeless_locked(int *source) {
   return failed ? FT_ERR_PEER_FAILED : FT_ERR_PEER_FINALIZED;
 }
 
-/* The receive posted for worker p (ft_irecv). */
-static ftmw_post *post_of(const ftmw_peer *p) { return &ftmw_app_of(p)->post; }
+/* The receives posted for worker p (ft_irecv), oldest first. They
+ * complete in that order: only the oldest can take a message. */
+static ftmw_posts *posts_of(const ftmw_peer *p) {
+  return &ftmw_app_of(p)->posts;
+}
 
-/* Whether worker r has a receive posted, and for which tag
+/* p's oldest posted receive, or NULL. */
+static ftmw_post *oldest_post(const ftmw_peer *p) {
+  const ftmw_posts *q = posts_of(p);
+  return q->n ? &q->v[q->head] : NULL;
+}
+
+/* Whether worker r has a receive posted, and the tag of its oldest
  * (ftmw_match_posted). */
 static int posted(int r, int *tag) {
-  const ftmw_post *q = post_of(&st.workers[r]);
-  *tag = q->tag;
-  return q->active;
+  const ftmw_post *q = oldest_post(&st.workers[r]);
+  if (q)
+    *tag = q->tag;
+  return q != NULL;
 }
 
 /* What a receive waits for: a message from one source, from any worker
@@ -94,7 +105,7 @@ static void *buffer_for(const recv_want *w, int r, size_t *bytes,
     *size = w->size;
     return w->buf;
   }
-  const ftmw_post *q = post_of(&st.workers[r]);
+  const ftmw_post *q = oldest_post(&st.workers[r]);
   *size = ft_type_size(q->type);
   *bytes = (size_t)q->count * *size;
   return q->buf;
@@ -123,7 +134,7 @@ static int undecided_failure_locked(recv_want *w, int *again) {
   }
   for (int r = 1; r <= job.W; r++) { /* FROM_POSTED */
     ftmw_peer *p = &st.workers[r];
-    if (!post_of(p)->active)
+    if (!posts_of(p)->n)
       continue;
     if ((!ftmw_peer_is_up(p) || p->fin) && ftmw_rep_begin(p)) {
       *again = 1;
@@ -272,8 +283,39 @@ int ft_rcv(void *buf, int count, FT_Datatype type, int source, int tag,
 
 /* --- posted receives ------------------------------------------------------- */
 
-int ftmw_irecv(const char *call, void *buf, int count, FT_Datatype type,
-               int source, int tag) {
+/* Appends post to p's posted receives: FT_SUCCESS, or FT_ERR_NOMEM. */
+static int post_push(ftmw_peer *p, const ftmw_post *post) {
+  ftmw_posts *q = posts_of(p);
+  if (q->n == q->cap) { /* grow, unrolling the ring */
+    int cap = q->cap ? 2 * q->cap : 4;
+    ftmw_post *v = malloc((size_t)cap * sizeof(*v));
+    if (v == NULL)
+      return FT_ERR_NOMEM;
+    for (int i = 0; i < q->n; i++)
+      v[i] = q->v[(q->head + i) % q->cap];
+    free(q->v);
+    *q = (ftmw_posts){.v = v, .cap = cap, .head = 0, .n = q->n};
+  }
+  q->v[(q->head + q->n) % q->cap] = *post;
+  q->n++;
+  return FT_SUCCESS;
+}
+
+/* p's oldest posted receive completed (error FT_SUCCESS) or failed for
+ * good; a failure, once reported, cancels every receive posted for p. The
+ * ms_* log learns the outcome of an ms_irecv among them. */
+static void post_done(ftmw_peer *p, int error) {
+  ftmw_posts *q = posts_of(p);
+  do {
+    if (q->v[q->head].logged)
+      ftmw_mslog_posted_done(&ftmw_app_of(p)->log, error == FT_SUCCESS);
+    q->head = (q->head + 1) % q->cap;
+    q->n--;
+  } while (error != FT_SUCCESS && q->n > 0);
+}
+
+int ftmw_irecv(const char *call, int logged, void *buf, int count,
+               FT_Datatype type, int source, int tag) {
   ftmw_peer *p = ftmw_master_peer(source);
   if (p == NULL)
     return 0;
@@ -283,8 +325,13 @@ int ftmw_irecv(const char *call, void *buf, int count, FT_Datatype type,
     rc = FT_ERR_TAG;
   if (rc != FT_SUCCESS)
     return ftmw_fail(rc);
-  if (post_of(p)->active)
+  /* The log replays one posted receive: an ms_irecv comes alone. */
+  if (logged && posts_of(p)->n)
     return ftmw_fail(FT_ERR_ALREADY_POSTED);
+  ftmw_post post = {.buf = buf, .count = count, .type = type, .tag = tag,
+                    .logged = logged};
+  if (post_push(p, &post) != FT_SUCCESS)
+    return ftmw_fail(FT_ERR_NOMEM);
   /* A sender that has finished or died may still have its data queued.
    * Whether this call reports the failure is the primary's decision. */
   uv_mutex_lock(&st.lock);
@@ -299,32 +346,27 @@ int ftmw_irecv(const char *call, void *buf, int count, FT_Datatype type,
     ftmw_rep_decide(FTMW_DECIDE_POST, source, (uint64_t)rc);
   }
   uv_mutex_unlock(&st.lock);
-  if (rc != FT_SUCCESS)
+  if (rc != FT_SUCCESS) {
+    /* Reported: nothing posted for p can complete any more. */
+    if (--posts_of(p)->n > 0)
+      post_done(p, rc);
     return ftmw_fail(rc);
-  *post_of(p) = (ftmw_post){.active = 1, .buf = buf, .count = count,
-                            .type = type, .tag = tag};
+  }
   ftmw_ok();
   return 1;
 }
 
 int ft_irecv(void *buf, int count, FT_Datatype type, int source, int tag) {
-  return ftmw_irecv("ft_irecv", buf, count, type, source, tag);
-}
-
-/* A posted receive of p has completed or failed for good: the ms_* log
- * learns the outcome of its ms_irecv, if that is what posted it. */
-static void post_done(ftmw_peer *p, int error) {
-  post_of(p)->active = 0;
-  ftmw_mslog_posted_done(&ftmw_app_of(p)->log, error == FT_SUCCESS);
+  return ftmw_irecv("ft_irecv", 0, buf, count, type, source, tag);
 }
 
 int ftmw_wait(const char *call, int rank) {
   ftmw_peer *p = ftmw_master_peer(rank);
   if (p == NULL)
     return 0;
-  if (!post_of(p)->active)
+  const ftmw_post *q = oldest_post(p);
+  if (q == NULL)
     return ftmw_fail(FT_ERR_NOT_POSTED);
-  const ftmw_post *q = post_of(p);
   int n = ftmw_recv(call, q->buf, q->count, q->type, rank, q->tag, NULL);
   int error = ft_error();
   if (error != FT_ERR_TRUNCATE)
@@ -343,8 +385,8 @@ int ft_waitany(int *rank) {
   if (!ftmw_is_master())
     return ftmw_fail(FT_ERR_ROLE), -1;
   int posted = 0;
-  for (int r = 1; r <= job.W; r++)
-    posted += post_of(&st.workers[r])->active;
+  for (int r = 1; r <= job.W && !posted; r++)
+    posted = posts_of(&st.workers[r])->n > 0;
   if (!posted)
     return ftmw_fail(FT_ERR_NONE_POSTED), -1;
   recv_want w = {.call = "ft_waitany", .from = FROM_POSTED};
@@ -356,4 +398,3 @@ int ft_waitany(int *rank) {
     post_done(&st.workers[w.rank], error);
   return n < 0 ? -1 : w.rank;
 }
-

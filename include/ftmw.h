@@ -184,21 +184,26 @@ FTMW_EXPORT int ft_rcv(void *buf, int count, FT_Datatype type, int source,
                        int tag, FT_Status *status);
 
 /* Master only. Posts a receive from one worker, completed later by ft_wait
- * or ft_waitany; the buffer must stay valid until then. At most one posted
- * receive per worker. Returns 1 when posted, 0 on error (FT_ERR_PEER_FAILED
- * if the worker has already failed). */
+ * or ft_waitany; the buffer must stay valid until then. Several receives
+ * may be posted for one worker (to keep several tasks in flight to it):
+ * they complete in the order they were posted, each taking the oldest
+ * message from that worker that matches its tag once the ones before it
+ * have completed. An ms_irecv must be the only receive posted for its
+ * worker (FT_ERR_ALREADY_POSTED otherwise). Returns 1 when posted, 0 on
+ * error (FT_ERR_PEER_FAILED if the worker has already failed and nothing
+ * from it is queued: every receive posted for it is then cancelled). */
 FTMW_EXPORT int ft_irecv(void *buf, int count, FT_Datatype type, int source,
                          int tag);
 
-/* Completes the receive posted for rank. Returns the elements received, or
- * 0 with FT_ERR_PEER_FAILED when the worker failed first (the posting is
- * cancelled). */
+/* Completes the oldest receive posted for rank. Returns the elements
+ * received, or 0 with FT_ERR_PEER_FAILED when the worker failed first:
+ * every receive posted for it is then cancelled. */
 FTMW_EXPORT int ft_wait(int rank);
 
-/* Completes any posted receive. Returns the rank it completed (and sets
- * *rank to it), or -1 with *rank set to a failed worker whose posted receive
- * can never complete (that posting is cancelled), or -1 with *rank 0 on
- * misuse (nothing posted). */
+/* Completes the oldest posted receive of some worker. Returns the rank it
+ * completed (and sets *rank to it), or -1 with *rank set to a failed
+ * worker whose posted receives can never complete (they are all
+ * cancelled), or -1 with *rank 0 on misuse (nothing posted). */
 FTMW_EXPORT int ft_waitany(int *rank);
 
 /* Master only. Restarts failed worker rank: on a host that has not failed

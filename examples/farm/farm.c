@@ -4,6 +4,9 @@
  * --pipeline K, up to K in flight each (sent with ft_isend, as are the
  * results: the workers never wait for the master); when a worker fails
  * it puts the worker's tasks back, restores the worker and carries on.
+ * The results are taken with ft_recv(FT_ANY_SOURCE) or, with --posted,
+ * by receives posted with ft_irecv, one per task in flight (a ring of K
+ * buffers per worker), completed by ft_waitany.
  * The printed checksum depends only on the tasks, so it is the same
  * whether or not workers die. */
 #include <ftmw.h>
@@ -42,13 +45,16 @@ static uint64_t compute(int64_t id, uint64_t seed, long work_us) {
 static void usage(FILE *f) {
   fprintf(f,
           "Usage: farm [--tasks N] [--work-us U] [--seed S] [--pipeline K]\n"
-          "            [--every-master]\n"
+          "            [--posted] [--every-master]\n"
           "Run it with ftmwrun, e.g.: ftmwrun -w 4 farm --tasks 1000\n"
           "  --tasks N       number of tasks (default 200)\n"
           "  --work-us U     simulated work per task, microseconds (default 1000)\n"
           "  --seed S        seed of the task values (default 1)\n"
           "  --pipeline K    tasks in flight per worker, 1..1024 (default 1:\n"
           "                  blocking sends; more: non-blocking ones)\n"
+          "  --posted        results taken by receives posted with ft_irecv (one\n"
+          "                  per task in flight) and ft_waitany, not by\n"
+          "                  ft_recv(FT_ANY_SOURCE)\n"
           "  --every-master  with master replicas (ftmwrun -m), every master\n"
           "                  prints the result, not only the primary (tests)\n"
           "  --mark-task ID --mark-file F\n"
@@ -101,6 +107,9 @@ static int worker(uint64_t seed, long work_us, int K) {
 
 typedef struct {
   int W, K;
+  int posted;      /* --posted: results go to receives posted per task */
+  result_t *ring;  /* ring[r * K ...]: worker r's posted result buffers */
+  int *ring_head;  /* the oldest posted, which its next result fills */
   int64_t *queue; /* tasks to hand out (re-issued ones pushed back) */
   int64_t nqueue;
   int64_t *held; /* held[r * K ...]: the tasks worker r has, oldest first */
@@ -116,6 +125,8 @@ static void take_back(farm_t *f, int r) {
     f->queue[f->nqueue++] = f->held[(int64_t)r * f->K + i];
   f->inflight -= f->nheld[r];
   f->nheld[r] = 0;
+  if (f->posted)
+    f->ring_head[r] = 0; /* its receives went with it (ft_restore) */
 }
 
 /* Worker r returned task id: 1 if it held it (now no more), else 0. */
@@ -141,12 +152,23 @@ static int restore(farm_t *f, int r) {
   return 0;
 }
 
+/* With --posted, a receive for the result of the task just sent to r, in
+ * the ring slot after the ones posted before it. */
+static int post_result(farm_t *f, int r) {
+  if (!f->posted)
+    return 1;
+  int slot = (f->ring_head[r] + f->nheld[r]) % f->K;
+  return ft_irecv(&f->ring[(int64_t)r * f->K + slot], (int)sizeof(result_t), FT_BYTE, r,
+                  TAG_RESULT);
+}
+
 /* Fills worker r up to K tasks, restoring it as often as needed. */
 static void dispatch(farm_t *f, int r) {
   while (f->nqueue > 0 && f->nheld[r] < f->K && !f->lost[r]) {
     int64_t t = f->queue[f->nqueue - 1];
     if ((f->K > 1 ? ft_isend(&t, 1, FT_LONG_LONG, r, TAG_TASK, NULL)
-                  : ft_send(&t, 1, FT_LONG_LONG, r, TAG_TASK)) == 1) {
+                  : ft_send(&t, 1, FT_LONG_LONG, r, TAG_TASK)) == 1 &&
+        post_result(f, r) == 1) {
       f->nqueue--;
       f->held[(int64_t)r * f->K + f->nheld[r]++] = t;
       f->inflight++;
@@ -165,14 +187,31 @@ static void dispatch_all(farm_t *f) {
     dispatch(f, r);
 }
 
-static int master(int W, int K, int64_t ntasks, int every_master) {
-  farm_t f = {.W = W, .K = K};
+/* The next result: from FT_ANY_SOURCE, or from the oldest posted receive
+ * of a worker (--posted). Returns 1 with *res and st->source, or 0 with
+ * the error (FT_ERR_PEER_FAILED: st->source failed). */
+static int next_result(farm_t *f, result_t *res, FT_Status *st) {
+  if (!f->posted)
+    return ft_recv(res, (int)sizeof(*res), FT_BYTE, FT_ANY_SOURCE, TAG_RESULT, st) != 0;
+  int r, got = ft_waitany(&r);
+  st->source = r;
+  if (got < 0)
+    return 0;
+  *res = f->ring[(int64_t)r * f->K + f->ring_head[r]];
+  f->ring_head[r] = (f->ring_head[r] + 1) % f->K;
+  return 1;
+}
+
+static int master(int W, int K, int64_t ntasks, int every_master, int posted) {
+  farm_t f = {.W = W, .K = K, .posted = posted};
+  f.ring = malloc(((size_t)W + 1) * (size_t)K * sizeof(result_t));
+  f.ring_head = calloc((size_t)W + 1, sizeof(int));
   f.queue = malloc((size_t)ntasks * sizeof(int64_t));
   f.held = malloc(((size_t)W + 1) * (size_t)K * sizeof(int64_t));
   f.nheld = calloc((size_t)W + 1, sizeof(int));
   f.lost = calloc((size_t)W + 1, 1);
   char *done = calloc((size_t)ntasks, 1);
-  if (!f.queue || !f.held || !f.nheld || !f.lost || !done)
+  if (!f.queue || !f.held || !f.nheld || !f.lost || !done || !f.ring || !f.ring_head)
     return 1;
   for (int64_t i = 0; i < ntasks; i++)
     f.queue[i] = ntasks - 1 - i; /* handed out from the end: 0, 1, ... */
@@ -184,10 +223,12 @@ static int master(int W, int K, int64_t ntasks, int every_master) {
   while (f.inflight > 0) {
     result_t res;
     FT_Status st;
-    if (ft_recv(&res, (int)sizeof(res), FT_BYTE, FT_ANY_SOURCE, TAG_RESULT, &st) == 0) {
+    if (!next_result(&f, &res, &st)) {
       if (ft_error() != FT_ERR_PEER_FAILED)
         return fprintf(stderr, "farm: receive failed: %s\n", ft_strerror(ft_error())), 1;
       int r = st.source;
+      if (f.lost[r])
+        continue; /* reported again, its receives now cancelled */
       f.failures++;
       take_back(&f, r);
       restore(&f, r);
@@ -222,6 +263,8 @@ static int master(int W, int K, int64_t ntasks, int every_master) {
   free(f.held);
   free(f.nheld);
   free(f.lost);
+  free(f.ring);
+  free(f.ring_head);
   free(done);
   return ndone == ntasks && duplicates == 0 ? 0 : 1;
 }
@@ -237,15 +280,16 @@ int main(int argc, char **argv) {
                                        {"seed", required_argument, 0, 's'},
                                        {"pipeline", required_argument, 0, 'k'},
                                        {"every-master", no_argument, 0, 'e'},
+                                       {"posted", no_argument, 0, 'p'},
                                        {"mark-task", required_argument, 0, 'M'},
                                        {"mark-file", required_argument, 0, 'F'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
-  int c, bad = 0, every_master = 0;
+  int c, bad = 0, every_master = 0, posted = 0;
   char *end;
-  while ((c = getopt_long(argc, argv, "t:u:s:k:eh", opts, NULL)) != -1) {
-    if (c == 'e') {
-      every_master = 1;
+  while ((c = getopt_long(argc, argv, "t:u:s:k:eph", opts, NULL)) != -1) {
+    if (c == 'e' || c == 'p') {
+      *(c == 'e' ? &every_master : &posted) = 1;
       continue;
     }
     if (c == 'F') {
@@ -279,7 +323,7 @@ int main(int argc, char **argv) {
     ft_finalize();
     return 2;
   }
-  int rc = rank == 0 ? master(W, (int)K, ntasks, every_master)
+  int rc = rank == 0 ? master(W, (int)K, ntasks, every_master, posted)
                      : worker((uint64_t)seed, work_us, (int)K);
   ft_finalize();
   return rc;

@@ -379,6 +379,8 @@ one_run() {
       args="--every-master --tasks $t --work-us $u --seed $R"
       # Pipelined (ft_isend both ways) in two runs of three.
       local ks=(1 4 8); rnd 0 2; args="$args --pipeline ${ks[R]}"
+      # ...taking the results by posted receives in one pipelined run of two.
+      if [ "${ks[R]}" -gt 1 ]; then rnd 0 1; [ "$R" = 1 ] && args="$args --posted"; fi
       est=$((t * u / W / 1000))
       refw=2;; # the checksum does not depend on W
     multistart)

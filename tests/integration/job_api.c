@@ -1,6 +1,6 @@
 /* Job-level checks of the ft_* API, run through ftmwrun by ctest.
- * Usage: job_api MODE   (api | isend | isendfail | ms | msfail | big | busy |
- *                        hang | rogue | deadfin | orphan)
+ * Usage: job_api MODE   (api | isend | isendfail | posted | ms | msfail | big |
+ *                        busy | hang | rogue | deadfin | orphan)
  * Exits 0 when every check of the mode passed; prints what failed. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -73,8 +73,6 @@ static void api_master(int W) {
   int got[64] = {0};
   for (int w = 2; w <= W; w++) /* posted receives, completed in any order */
     CHECK(ft_irecv(&got[2 * w], 2, FT_INT, w, FT_ANY_TAG) == 1, "irecv %d", w);
-  if (W >= 2)
-    expect_err(ft_irecv(two, 2, FT_INT, 2, 4), 0, FT_ERR_ALREADY_POSTED, "double irecv");
   for (int n = 2; n <= W; n++) {
     int w = ft_waitany(&r);
     CHECK(w >= 2 && w == r && got[2 * w] == w && got[2 * w + 1] == 10 * w, "waitany got %d", w);
@@ -594,6 +592,91 @@ static void isendfail(int rank, int W) {
     CHECK(ft_isend(&x, 1, FT_INT, w, 1, NULL) == 1, "isend to live worker %d", w);
 }
 
+/* --- posted: several receives posted per worker ------------------------- */
+
+/* Each live worker w sends PO_N messages, tags 1, 2, 1, 2, ... with
+ * values 100 * w + i. */
+#define PO_N 4
+
+static int po_value(int w, int i) { return 100 * w + i; }
+
+/* Workers 1..W-1 answer; worker W sends one message and dies. */
+static void posted_master(int W) {
+  int got[64][PO_N], x = 1, r;
+  memset(got, 0xff, sizeof(got));
+  /* Worker 1, completed by ft_wait: posted for tags 2, 1, any, any, they
+   * take messages 1, 0, 2, 3 (the oldest each one's tag matches once the
+   * ones before it have completed). */
+  CHECK(ft_irecv(&got[1][0], 1, FT_INT, 1, 2) == 1, "irecv tag 2");
+  CHECK(ft_irecv(&got[1][1], 1, FT_INT, 1, 1) == 1, "irecv tag 1");
+  CHECK(ft_irecv(&got[1][2], 1, FT_INT, 1, FT_ANY_TAG) == 1, "irecv any");
+  CHECK(ft_irecv(&got[1][3], 1, FT_INT, 1, FT_ANY_TAG) == 1, "irecv any");
+  expect_err(ms_irecv(&x, 1, FT_INT, 1, 1), 0, FT_ERR_ALREADY_POSTED,
+             "ms_irecv behind ft_irecv");
+  /* Workers 2..W-1, by ft_waitany: in order per worker, whatever the
+   * interleaving across workers. */
+  for (int w = 2; w < W; w++)
+    for (int i = 0; i < PO_N; i++)
+      CHECK(ft_irecv(&got[w][i], 1, FT_INT, w, FT_ANY_TAG) == 1, "irecv %d.%d", w, i);
+  /* Worker W: three posted, one message comes, then its failure. */
+  for (int i = 0; i < 3; i++)
+    CHECK(ft_irecv(&got[W][i], 1, FT_INT, W, FT_ANY_TAG) == 1, "irecv %d.%d", W, i);
+  for (int w = 1; w <= W; w++)
+    CHECK(ft_send(&x, 1, FT_INT, w, 1) == 1, "go to %d", w);
+  const int order[PO_N] = {1, 0, 2, 3};
+  for (int i = 0; i < PO_N; i++)
+    CHECK(ft_wait(1) == 1 && got[1][i] == po_value(1, order[i]),
+          "worker 1, receive %d: %d", i, got[1][i]);
+  expect_err(ft_wait(1), 0, FT_ERR_NOT_POSTED, "wait after the last");
+  int next[64] = {0}, failed = 0;
+  for (;;) {
+    int w = ft_waitany(&r);
+    if (w < 0 && r == 0) {
+      CHECK(ft_error() == FT_ERR_NONE_POSTED, "waitany at the end: %s", ft_errname(ft_error()));
+      break;
+    }
+    if (w < 0) {
+      CHECK(r == W && ft_error() == FT_ERR_PEER_FAILED && next[W] == 1 && !failed,
+            "waitany reported %d: %s after %d", r, ft_errname(ft_error()), next[W]);
+      failed = 1;
+      continue;
+    }
+    CHECK(w >= 2 && w <= W && next[w] < PO_N && got[w][next[w]] == po_value(w, next[w]),
+          "waitany: worker %d receive %d: %d", w, next[w], w >= 2 ? got[w][next[w]] : -1);
+    if (w >= 2 && w <= W)
+      next[w]++;
+  }
+  for (int w = 2; w < W; w++)
+    CHECK(next[w] == PO_N, "worker %d: %d of %d", w, next[w], PO_N);
+  CHECK(failed, "worker %d's failure reported", W);
+  /* Its other two receives were cancelled with the report. */
+  expect_err(ft_wait(W), 0, FT_ERR_NOT_POSTED, "wait on the dead worker");
+  expect_err(ft_irecv(&x, 1, FT_INT, W, 1), 0, FT_ERR_PEER_FAILED, "irecv from the dead worker");
+  /* ft_irecv behind an ms_irecv is allowed, and both complete. */
+  CHECK(ms_irecv(&got[1][0], 1, FT_INT, 1, 3) == 1, "ms_irecv: %s", ft_errname(ft_error()));
+  CHECK(ft_irecv(&got[1][1], 1, FT_INT, 1, 3) == 1, "irecv behind ms_irecv");
+  CHECK(ft_send(&x, 1, FT_INT, 1, 2) == 1, "second go");
+  CHECK(ft_wait(1) == 1 && ft_wait(1) == 1 && got[1][0] == 1 && got[1][1] == 2,
+        "ms_irecv then ft_irecv: %d %d", got[1][0], got[1][1]);
+}
+
+static void posted_worker(int rank, int W) {
+  int x;
+  FT_Status st;
+  CHECK(ft_recv(&x, 1, FT_INT, 0, 1, &st) == 1, "go");
+  for (int i = 0; i < (rank == W ? 1 : PO_N); i++) {
+    int v = po_value(rank, i);
+    CHECK(ft_send(&v, 1, FT_INT, 0, 1 + i % 2) == 1, "send %d", i);
+  }
+  if (rank == W)
+    raise(SIGKILL);
+  if (rank == 1) {
+    CHECK(ft_recv(&x, 1, FT_INT, 0, 2, &st) == 1, "second go");
+    for (int v = 1; v <= 2; v++)
+      CHECK(ft_send(&v, 1, FT_INT, 0, 3) == 1, "send %d", v);
+  }
+}
+
 /* --- deadfin: a worker dies; the job still finalizes with status 0 ------- */
 
 static void deadfin(int rank, int W) {
@@ -639,6 +722,8 @@ int main(int argc, char **argv) {
     rank == 0 ? api_master(W) : api_worker(rank);
   else if (strcmp(mode, "isend") == 0)
     rank == 0 ? isend_master(W) : isend_worker(rank);
+  else if (strcmp(mode, "posted") == 0)
+    rank == 0 ? posted_master(W) : posted_worker(rank, W);
   else if (strcmp(mode, "isendfail") == 0)
     isendfail(rank, W);
   else if (strcmp(mode, "ms") == 0)
