@@ -127,7 +127,7 @@ int ft_isend(const void *buf, int count, FT_Datatype type, int dest, int tag,
   ftmw_op_frame(&r->op, p, FTMW_FRAME_DATA, tag, FTMW_FLAG_LAZY, r->data, bytes);
   ftmw_transport_submit(&r->op, 1);
   ftmw_q_insert_tail(q, &r->node);
-  ftmw_loop_flush_locked();
+  ftmw_loop_flush_soon_locked(); /* in a batch, if more come at once */
   uv_mutex_unlock(&st.lock);
   if (req)
     *req = r;

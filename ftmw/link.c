@@ -212,44 +212,65 @@ static void out_write_cb(uv_write_t *req, int status) {
   out_finish(l, o, status < 0);
 }
 
-void ftmw_link_write(ftmw_conn *c, ftmw_out *o) {
-  if (c->closing) {
-    out_finish(c->link, o, 1);
+void ftmw_link_write(ftmw_conn *c, ftmw_out *const *outs, unsigned n) {
+  if (n > FTMW_LINK_BATCH_MAX) { /* in several writes */
+    ftmw_link_write(c, outs, FTMW_LINK_BATCH_MAX);
+    ftmw_link_write(c, outs + FTMW_LINK_BATCH_MAX, n - FTMW_LINK_BATCH_MAX);
     return;
   }
-  /* After out_finish the caller may return and free o: read it first. */
-  int want_ack = o->want_ack;
-  /* Linked while it awaits its ACK, else self-linked: a failed write
-   * unlinks it either way. */
-  ftmw_q_init(&o->node);
-  if (want_ack)
-    ftmw_q_insert_tail(&c->unacked, &o->node);
+  if (c->closing) {
+    for (unsigned k = 0; k < n; k++)
+      out_finish(c->link, outs[k], 1);
+    return;
+  }
+  /* v holds every frame's pieces, the ACK due to the peer ahead of them
+   * (it was received first): outs[k]'s are v[first[k]..first[k+1]). */
+  uv_buf_t v[1 + FTMW_LINK_BATCH_MAX * 2];
+  unsigned first[FTMW_LINK_BATCH_MAX + 1], nv = 0;
+  /* After out_finish the caller may return and free outs[k]: what is
+   * needed of it afterwards is read first. */
+  int want_ack[FTMW_LINK_BATCH_MAX];
+  for (unsigned k = 0; k < n; k++) {
+    ftmw_out *o = outs[k];
+    want_ack[k] = o->want_ack;
+    /* Linked while it awaits its ACK, else self-linked: a failed write
+     * unlinks it either way. */
+    ftmw_q_init(&o->node);
+    if (o->want_ack)
+      ftmw_q_insert_tail(&c->unacked, &o->node);
+    first[k] = nv;
+    if (k == 0 && take_ack(c, o->ack))
+      v[nv++] = uv_buf_init((char *)o->ack, FTMW_HDR_SIZE);
+    for (unsigned i = 0; i < o->nbufs; i++)
+      v[nv++] = o->bufs[i];
+  }
+  first[n] = nv;
   c->last_tx_ms = ftmw_now_ms();
-  /* The ACK due to the peer rides in the same write, ahead of o. */
-  uv_buf_t v[3];
-  unsigned n = 0;
-  if (take_ack(c, o->ack))
-    v[n++] = uv_buf_init((char *)o->ack, FTMW_HDR_SIZE);
-  for (unsigned k = 0; k < o->nbufs; k++)
-    v[n++] = o->bufs[k];
-  size_t skip = try_send(c, v, n);
-  unsigned i = 0;
-  while (i < n && skip >= v[i].len)
-    skip -= v[i++].len;
-  if (i == n) {
-    out_finish(c->link, o, 0);
-  } else {
+  /* One system call for them all; what the socket did not take goes
+   * through libuv, frame by frame, in order. */
+  size_t skip = try_send(c, v, nv);
+  for (unsigned k = 0; k < n; k++) {
+    ftmw_out *o = outs[k];
+    unsigned i = first[k], end = first[k + 1];
+    while (i < end && skip >= v[i].len)
+      skip -= v[i++].len;
+    if (i == end) {
+      out_finish(c->link, o, 0);
+      continue;
+    }
     v[i].base += skip;
     v[i].len -= skip;
+    skip = 0;
     o->req.data = o;
-    if (ftmw_loop_write(&o->req, (uv_stream_t *)&c->tcp, v + i, n - i,
+    if (ftmw_loop_write(&o->req, (uv_stream_t *)&c->tcp, v + i, end - i,
                         out_write_cb) != 0) {
       ftmw_q_remove(&o->node);
       out_finish(c->link, o, 1);
     }
   }
-  if (want_ack)
-    ftmw_fault_hit(FTMW_FAULT_SEND_WRITTEN);
+  for (unsigned k = 0; k < n; k++)
+    if (want_ack[k])
+      ftmw_fault_hit(FTMW_FAULT_SEND_WRITTEN);
 }
 
 static ftmw_out *out_of(ftmw_qnode *n) {

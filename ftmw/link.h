@@ -171,10 +171,15 @@ uint64_t ftmw_link_silent_ms(ftmw_conn *c);
 void ftmw_link_send(ftmw_conn *c, int type, int tag, uint64_t seq,
                     unsigned flags, const void *payload, size_t len);
 
-/* Writes o (its header encoded, bufs set) on c; o is done once written,
- * or failed when c fails first. With want_ack it waits on c for the ACK
- * of o->seq (ftmw_link_acked), which must be the seq in o's header. */
-void ftmw_link_write(ftmw_conn *c, ftmw_out *o);
+/* The most frames ftmw_link_write takes in one system call. */
+#define FTMW_LINK_BATCH_MAX 64
+
+/* Writes outs[0..n-1] (headers encoded, bufs set) on c, in that order and
+ * in one system call as far as the socket takes them; each is done once
+ * written, or failed when c fails first. One with want_ack waits on c for
+ * the ACK of its seq (ftmw_link_acked), which must be the seq in its
+ * header. */
+void ftmw_link_write(ftmw_conn *c, ftmw_out *const *outs, unsigned n);
 
 /* The ACK of seq came on c: it acknowledges every frame awaiting one up
  * to seq (ACKs are cumulative), and at least the oldest. Returns 0, or -1

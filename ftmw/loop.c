@@ -19,7 +19,7 @@
 
 /* How long the I/O thread leaves the loop to the application after a call,
  * in case it calls again at once (see io_thread). */
-#define LINGER_NS (1000 * 1000)
+#define LINGER_NS (FTMW_LOOP_LINGER_MS * 1000 * 1000)
 
 enum { IO_RUNNING, IO_PARKED, IO_LINGERING };
 
@@ -194,6 +194,11 @@ static int always(const void *arg) {
 }
 
 void ftmw_loop_flush_locked(void) { ftmw_loop_wait_locked(always, NULL, -1); }
+
+void ftmw_loop_flush_soon_locked(void) {
+  if (lp.io_state != IO_LINGERING || lp.inside > 0)
+    ftmw_loop_flush_locked();
+}
 
 /* Whether something changed since *seen (lp.wakes). */
 static int woken(const void *seen) {

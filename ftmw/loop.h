@@ -67,6 +67,14 @@ void ftmw_loop_timer_started(void);
  * anything: what a call that does not wait writes now. */
 void ftmw_loop_flush_locked(void);
 
+/* The same, unless the I/O thread is lingering after the last call (see
+ * loop.c): it then carries the work out at its pass, less than
+ * FTMW_LOOP_LINGER_MS from now, together with what is submitted
+ * meanwhile (a frame batched with the ones after it), unless a call that
+ * enters the loop does first. */
+void ftmw_loop_flush_soon_locked(void);
+#define FTMW_LOOP_LINGER_MS 1
+
 /* uv_write, counted until ftmw_loop_write_done (the owner's callback
  * calls it first thing): while such writes are queued, a calling thread
  * that owns the loop has SIGPIPE blocked. Returns uv_write's result. */

@@ -464,17 +464,35 @@ static void op_finish(ftmw_op *op, int failed) {
   uv_mutex_unlock(&st.lock);
 }
 
-static void do_frame(ftmw_op *op) {
+/* Writes op's frame and the frames right after it in work that go to
+ * the same incarnation of its peer: one batch, one system call. */
+static void do_frames(ftmw_op *op, ftmw_qnode *work) {
   ftmw_peer *p = op->peer;
   ftmw_conn *c = p->conn;
+  ftmw_out *outs[FTMW_LINK_BATCH_MAX];
+  ftmw_op *ops[FTMW_LINK_BATCH_MAX];
+  unsigned n = 0;
+  ops[n] = op;
+  outs[n++] = &op->out;
+  while (n < FTMW_LINK_BATCH_MAX && !ftmw_q_empty(work)) {
+    ftmw_op *next = FTMW_CONTAINER_OF(ftmw_q_head(work), ftmw_op, node);
+    if (next->kind != FTMW_OP_FRAME || next->peer != p ||
+        next->epoch != op->epoch)
+      break;
+    ftmw_q_remove(&next->node);
+    ops[n] = next;
+    outs[n++] = &next->out;
+  }
   uv_mutex_lock(&st.lock);
   int ok = c != NULL && ftmw_link_open(c) && p->epoch == op->epoch &&
            ftmw_peer_is_live(p);
   uv_mutex_unlock(&st.lock);
-  if (ok)
-    ftmw_link_write(c, &op->out);
-  else
-    op_finish(op, 1);
+  if (ok) {
+    ftmw_link_write(c, outs, n);
+  } else {
+    for (unsigned k = 0; k < n; k++)
+      op_finish(ops[k], 1);
+  }
 }
 
 static void do_connect(ftmw_op *op) {
@@ -543,7 +561,7 @@ static void run_submitted(void) {
     ftmw_op *op = FTMW_CONTAINER_OF(ftmw_q_head(&work), ftmw_op, node);
     ftmw_q_remove(&op->node);
     switch (op->kind) {
-    case FTMW_OP_FRAME: do_frame(op); break;
+    case FTMW_OP_FRAME: do_frames(op, &work); break;
     case FTMW_OP_CONNECT: do_connect(op); break;
     case FTMW_OP_ACTIVATE: do_activate(op); break;
     case FTMW_OP_STOP:

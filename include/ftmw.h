@@ -138,7 +138,11 @@ typedef struct ft_request *FT_Request;
  * have arrived. req may be NULL: the library completes the send itself,
  * and dest's failure is reported, as always, at the next call that names
  * it. Messages from one process to another arrive in the order of their
- * calls, ft_send and ft_isend alike.
+ * calls, ft_send and ft_isend alike. The frame may be held back for
+ * less than 1 ms so that the frames sent meanwhile to the same process
+ * go out in the same system call (docs/api.md: written at the next call
+ * that waits, or by the I/O thread); a process that dies meanwhile never
+ * sent it.
  * With master replicas (FT_NUM_MASTERS > 0), ft_isend waits for the
  * acknowledgement as ft_send does (the replicas' agreement takes each
  * send in turn); its request is complete when it returns. ft_isend is

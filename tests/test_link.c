@@ -341,6 +341,9 @@ static void out_data(ftmw_out *o, uint32_t src, uint32_t dst, int tag,
   }
 }
 
+/* One frame, alone in its write. */
+static void write1(ftmw_conn *c, ftmw_out *o) { ftmw_link_write(c, &o, 1); }
+
 static uint8_t *pattern(size_t len, unsigned seed) {
   uint8_t *p = malloc(len);
   cr_assert_not_null(p);
@@ -568,7 +571,7 @@ Test(link, handshake_and_frames_both_ways, .timeout = 30) {
   uint8_t *big = pattern(big_len, 1);
   ftmw_out o = {0};
   out_data(&o, 3, FTMW_PID_MASTER(0), 9, 12, big, big_len);
-  ftmw_link_write(conn_of(&cli), &o);
+  write1(conn_of(&cli), &o);
   RUN_UNTIL(srv.nframes == 2 && DONE(&o), BOUND_MS);
   cr_expect_eq(FAILED(&o), 0);
   cr_expect_eq(ACKED(&o), 0);
@@ -589,7 +592,7 @@ Test(link, handshake_and_frames_both_ways, .timeout = 30) {
   uint8_t *big2 = pattern(big_len, 2);
   ftmw_out o2 = {0};
   out_data(&o2, FTMW_PID_MASTER(0), 3, 6, 22, big2, big_len);
-  ftmw_link_write(conn_of(&srv), &o2);
+  write1(conn_of(&srv), &o2);
   RUN_UNTIL(cli.nframes == 2 && DONE(&o2), BOUND_MS);
   cr_expect_eq(FAILED(&o2), 0);
   for (int i = 0; i < 2; i++) {
@@ -665,7 +668,7 @@ Test(link, frames_sent_while_connecting_follow_hello, .timeout = 30) {
   ftmw_link_send(conn_of(&cli), FTMW_FRAME_DATA, 1, 1, 0, data, sizeof(data));
   ftmw_out o = {0};
   out_data(&o, 3, FTMW_PID_MASTER(0), 1, 2, data, sizeof(data));
-  ftmw_link_write(conn_of(&cli), &o);
+  write1(conn_of(&cli), &o);
   RUN_UNTIL((srv.nframes == 2 && DONE(&o)) || cli.downs > 0, BOUND_MS);
   cr_assert_eq(cli.downs, 0, "the server dropped the client: %s", cli.down_text);
   cr_expect_eq(srv.hellos, 1);
@@ -722,7 +725,7 @@ Test(link, ack_is_cumulative, .timeout = 30) {
   uint8_t data[64] = {9};
   ftmw_out a = {.want_ack = 1};
   out_data(&a, 3, FTMW_PID_MASTER(0), 1, 7, data, sizeof(data));
-  ftmw_link_write(conn_of(&cli), &a);
+  write1(conn_of(&cli), &a);
   RUN_UNTIL(srv.nframes == 1 && DONE(&a), BOUND_MS);
   run_for(3 * HEARTBEAT_MS);
   cr_expect_eq(ACKED(&a), 0, "acked before any ACK");
@@ -739,9 +742,9 @@ Test(link, ack_is_cumulative, .timeout = 30) {
   out_data(&b, 3, FTMW_PID_MASTER(0), 1, 8, data, sizeof(data));
   out_data(&c, 3, FTMW_PID_MASTER(0), 1, 9, data, sizeof(data));
   out_data(&d, 3, FTMW_PID_MASTER(0), 1, 11, data, sizeof(data));
-  ftmw_link_write(conn_of(&cli), &b);
-  ftmw_link_write(conn_of(&cli), &c);
-  ftmw_link_write(conn_of(&cli), &d);
+  write1(conn_of(&cli), &b);
+  write1(conn_of(&cli), &c);
+  write1(conn_of(&cli), &d);
   RUN_UNTIL(srv.nframes == 4 && DONE(&b) && DONE(&c) && DONE(&d), BOUND_MS);
   ftmw_link_send(conn_of(&srv), FTMW_FRAME_ACK, 0, 12, 0, NULL, 0);
   RUN_UNTIL(cli.acks == 2, BOUND_MS);
@@ -779,6 +782,58 @@ static void set_lazy(ftmw_out *o) {
  * to the peer, or ahead of the next frame written to it; one ACK may
  * acknowledge several frames. A frame that is not lazy is acknowledged at
  * once. */
+/* Frames written in one call arrive whole and in order, with the ACK due
+ * to the peer ahead of them, whether the socket takes them all at once
+ * or not (300 kB frames among small ones: the rest goes through libuv,
+ * frame by frame); more than FTMW_LINK_BATCH_MAX in one call too. */
+Test(link, batch_in_order, .timeout = 30) {
+  handshake();
+  cli.ack_mode = 1;
+  enum { N = 5, MANY = FTMW_LINK_BATCH_MAX + 6 };
+  size_t lens[N] = {10, 300000, 0, 300000, 64};
+  uint8_t *data[N];
+  ftmw_out o[N], *outs[N];
+  for (int k = 0; k < N; k++) {
+    data[k] = pattern(lens[k] ? lens[k] : 1, (unsigned)k);
+    o[k] = (ftmw_out){.want_ack = k % 2};
+    out_data(&o[k], 3, FTMW_PID_MASTER(0), k, 100 + (uint64_t)k, data[k], lens[k]);
+    outs[k] = &o[k];
+  }
+  ftmw_link_write(conn_of(&cli), outs, N);
+  RUN_UNTIL(srv.nframes == N && DONE(&o[0]) && DONE(&o[1]) && DONE(&o[2]) &&
+                DONE(&o[3]) && DONE(&o[4]),
+            BOUND_MS);
+  for (int k = 0; k < N; k++) {
+    cr_expect_eq(FAILED(&o[k]), 0);
+    expect_frame(&srv.frames[k], FTMW_FRAME_DATA, k, 100 + (uint64_t)k, 3,
+                 FTMW_PID_MASTER(0), data[k], lens[k]);
+  }
+  ftmw_link_send(conn_of(&srv), FTMW_FRAME_ACK, 0, 103, 0, NULL, 0);
+  RUN_UNTIL(cli.acks == 1, BOUND_MS);
+  cr_expect_eq(cli.ack_rc[0], 0, "one ACK for the batch's frames");
+  cr_expect(ACKED(&o[1]) && ACKED(&o[3]));
+
+  static ftmw_out many[MANY];
+  ftmw_out *mp[MANY];
+  uint8_t byte = 0x5c;
+  for (int k = 0; k < MANY; k++) {
+    many[k] = (ftmw_out){0};
+    out_data(&many[k], 3, FTMW_PID_MASTER(0), 1, 200 + (uint64_t)k, &byte, 1);
+    mp[k] = &many[k];
+  }
+  free_frames(&srv);
+  ftmw_link_write(conn_of(&cli), mp, MANY);
+  RUN_UNTIL(srv.nframes >= MANY && DONE(&many[MANY - 1]), BOUND_MS);
+  cr_expect_eq(srv.nframes, MANY);
+  for (int k = 0; k < MANY && k < MAX_FRAMES; k++)
+    cr_expect_eq(srv.frames[k].h.seq, 200 + (uint64_t)k, "frame %d out of order", k);
+  for (int k = 0; k < MANY; k++)
+    cr_expect_eq(FAILED(&many[k]) + !DONE(&many[k]), 0, "frame %d not written", k);
+  for (int k = 0; k < N; k++)
+    free(data[k]);
+  teardown();
+}
+
 Test(link, lazy_ack, .timeout = 30) {
   handshake();
   cli.ack_mode = 1;
@@ -787,7 +842,7 @@ Test(link, lazy_ack, .timeout = 30) {
   ftmw_out a = {.want_ack = 1};
   out_data(&a, 3, FTMW_PID_MASTER(0), 1, 1, data, sizeof(data));
   set_lazy(&a);
-  ftmw_link_write(conn_of(&cli), &a);
+  write1(conn_of(&cli), &a);
   RUN_UNTIL(ACKED(&a), BOUND_MS); /* nothing else goes: the delay's */
   cr_expect_eq(cli.acks, 1);
 
@@ -796,11 +851,11 @@ Test(link, lazy_ack, .timeout = 30) {
   out_data(&c, 3, FTMW_PID_MASTER(0), 1, 3, data, sizeof(data));
   set_lazy(&b);
   set_lazy(&c);
-  ftmw_link_write(conn_of(&cli), &b);
-  ftmw_link_write(conn_of(&cli), &c);
+  write1(conn_of(&cli), &b);
+  write1(conn_of(&cli), &c);
   RUN_UNTIL(srv.nframes == 3, BOUND_MS);
   out_data(&back, FTMW_PID_MASTER(0), 3, 1, 1, data, sizeof(data));
-  ftmw_link_write(conn_of(&srv), &back);
+  write1(conn_of(&srv), &back);
   RUN_UNTIL(ACKED(&b) && ACKED(&c) && cli.nframes == 1, BOUND_MS);
   cr_expect_leq(cli.acks, 3, "one ACK or two for b and c");
   cr_expect_eq(cli.frames[0].acks_before, cli.acks,
@@ -808,7 +863,7 @@ Test(link, lazy_ack, .timeout = 30) {
 
   ftmw_out d = {.want_ack = 1};
   out_data(&d, 3, FTMW_PID_MASTER(0), 1, 4, data, sizeof(data));
-  ftmw_link_write(conn_of(&cli), &d);
+  write1(conn_of(&cli), &d);
   RUN_UNTIL(ACKED(&d), BOUND_MS);
   for (int i = 0; i < cli.acks && i < MAX_FRAMES; i++)
     cr_expect_eq(cli.ack_rc[i], 0, "ACK %d acknowledges frames", i);
@@ -850,7 +905,7 @@ Test(link, peer_closed_fails_unacked, .timeout = 30) {
   uint8_t data[64] = {1};
   ftmw_out a = {.want_ack = 1};
   out_data(&a, 3, FTMW_PID_MASTER(0), 1, 1, data, sizeof(data));
-  ftmw_link_write(conn_of(&cli), &a);
+  write1(conn_of(&cli), &a);
   RUN_UNTIL(srv.nframes == 1 && DONE(&a), BOUND_MS);
   cr_expect_eq(FAILED(&a), 0);
   ftmw_link_close(conn_of(&srv));
@@ -874,7 +929,7 @@ Test(link, peer_reset_fails_unacked, .timeout = 30) {
   uint8_t data[64] = {1};
   ftmw_out a = {.want_ack = 1};
   out_data(&a, 3, FTMW_PID_MASTER(0), 1, 1, data, sizeof(data));
-  ftmw_link_write(conn_of(&cli), &a);
+  write1(conn_of(&cli), &a);
   RUN_UNTIL(raw.datas == 1 && DONE(&a), BOUND_MS);
   cr_expect_eq(FAILED(&a), 0);
   close_reset(raw.fd);
@@ -899,7 +954,7 @@ Test(link, slow_reader_gets_large_frame_whole, .timeout = 60) {
   uint8_t *big = pattern(len, 3);
   ftmw_out o = {0};
   out_data(&o, 3, FTMW_PID_MASTER(0), 2, 40, big, len);
-  ftmw_link_write(conn_of(&cli), &o);
+  write1(conn_of(&cli), &o);
   run_for(300); /* more than the timeout: heartbeats keep the peer alive */
   cr_expect_eq(DONE(&o), 0, "done before the peer read it");
   cr_expect_eq(cli.downs, 0, "why %d: %s", cli.down_why, cli.down_text);
@@ -939,7 +994,7 @@ Test(link, write_to_reset_peer_fails_without_sigpipe, .timeout = 30) {
   uint8_t *big = pattern(len, 4);
   ftmw_out o = {.want_ack = 1};
   out_data(&o, 3, FTMW_PID_MASTER(0), 2, 1, big, len);
-  ftmw_link_write(conn_of(&cli), &o);
+  write1(conn_of(&cli), &o);
   RUN_UNTIL(DONE(&o), BOUND_MS);
   cr_expect_eq(FAILED(&o), 1, "a frame to a reset peer reported written");
   RUN_UNTIL(cli.downs == 1, BOUND_MS);
@@ -971,7 +1026,7 @@ Test(link, failed_write_without_ack, .timeout = 30) {
   uint8_t *big = pattern(len, 7);
   ftmw_out o = {.seq = 1};
   out_data(&o, 3, FTMW_PID_MASTER(0), 2, 1, big, len);
-  ftmw_link_write(conn_of(&cli), &o);
+  write1(conn_of(&cli), &o);
   run_for(50);
   cr_expect_eq(DONE(&o), 0, "8 MiB taken by a socket nobody reads");
   ftmw_link_close(conn_of(&cli));
@@ -998,8 +1053,8 @@ Test(link, close_fails_unacked, .timeout = 30) {
   out_data(&a, 3, FTMW_PID_MASTER(0), 1, 1, small, sizeof(small));
   out_data(&b, 3, FTMW_PID_MASTER(0), 1, 2, big, len);
   out_data(&c, 3, FTMW_PID_MASTER(0), 1, 3, small, sizeof(small));
-  ftmw_link_write(conn_of(&cli), &a);
-  ftmw_link_write(conn_of(&cli), &b);
+  write1(conn_of(&cli), &a);
+  write1(conn_of(&cli), &b);
   RUN_UNTIL(DONE(&a), BOUND_MS);
   run_for(50);
   cr_expect_eq(DONE(&b), 0, "8 MiB taken by a socket nobody reads");
@@ -1011,7 +1066,7 @@ Test(link, close_fails_unacked, .timeout = 30) {
   cr_expect_eq(FAILED(&a), 1);
   cr_expect_eq(FAILED(&b), 1);
   ftmw_link_close(conn); /* a no-op */
-  ftmw_link_write(conn, &c);
+  write1(conn, &c);
   cr_expect_eq(DONE(&c), 1, "a write on a closing connection is done at once");
   cr_expect_eq(FAILED(&c), 1);
   RUN_UNTIL(DONE(&b), BOUND_MS);
@@ -1092,7 +1147,7 @@ Test(link, oversize_frame_refused, .timeout = 30) {
   uint8_t *big = pattern(len, 6);
   ftmw_out o = {0};
   out_data(&o, 3, FTMW_PID_MASTER(0), 1, 1, big, len);
-  ftmw_link_write(conn_of(&cli), &o);
+  write1(conn_of(&cli), &o);
   RUN_UNTIL(srv.downs == 1, BOUND_MS);
   cr_expect_eq(srv.down_why, FTMW_DOWN_REFUSED, "why %d: %s", srv.down_why, srv.down_text);
   cr_expect(strstr(srv.down_text, "protocol error") != NULL, "text: %s", srv.down_text);
