@@ -461,6 +461,7 @@ static void msfail_worker(int rank) {
 /* --- isend: non-blocking sends and their requests ------------------------ */
 
 #define NISEND 100
+#define ISEND_QUIET_S 4 /* worker 1 makes no call for this long at the end */
 
 static void isend_master(int W) {
   int x = 1, idx;
@@ -524,6 +525,10 @@ static void isend_master(int W) {
           "waitany: index %d source %d", idx, st.source);
     seen |= 1u << idx;
   }
+  double sent;
+  CHECK(ft_recv(&sent, 1, FT_DOUBLE, 1, 4, &st) == 1, "the held-back frame");
+  double lag = now_s() - sent; /* CLOCK_MONOTONIC: one host's clock */
+  CHECK(lag < ISEND_QUIET_S / 2.0, "held back %.3f s while its sender made no call", lag);
 }
 
 static void isend_worker(int rank) {
@@ -539,8 +544,14 @@ static void isend_worker(int rank) {
   CHECK(ft_isend(&sum, 1, FT_INT, 0, 2, &req) == 1, "worker isend");
   CHECK(ft_request_wait(&req, &st) == 1 && st.source == 0, "worker wait");
   CHECK(ft_recv(&v, 1, FT_INT, 0, 3, &st) == 1, "tested message");
-  if (rank == 1)
+  if (rank == 1) {
     CHECK(ft_recv(&v, 1, FT_INT, 0, 3, &st) == 1, "tested message");
+    /* A frame ft_isend held back goes out without another call: the I/O
+     * thread writes it while this thread sleeps. */
+    double sent = now_s();
+    CHECK(ft_isend(&sent, 1, FT_DOUBLE, 0, 4, NULL) == 1, "isend, then no call");
+    usleep(ISEND_QUIET_S * 1000 * 1000);
+  }
 }
 
 /* --- isendfail: requests to a worker that died ---------------------------- */
