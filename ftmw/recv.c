@@ -94,7 +94,9 @@ typedef struct {
   void *buf;    /* FROM_ONE, FROM_ANY: the caller's buffer... */
   size_t bytes, size; /* ...its size, and its type's */
   FT_Status *status;
+  uint64_t deadline; /* FROM_ANY: ftmw_now_ms() to give up at, or 0 */
   int rank; /* out: the source completed, or whose failure is reported */
+  int timed_out; /* out: nothing came by the deadline (0 returned) */
 } recv_want;
 
 /* The buffer a message from worker r goes to, and its sizes. */
@@ -150,6 +152,17 @@ static int undecided_failure_locked(recv_want *w, int *again) {
   return FT_SUCCESS;
 }
 
+/* A receive with a deadline that passed with nothing to take (st.lock
+ * held on entry, not on return): 0 received, no error. */
+static int timed_out(recv_want *w) {
+  uv_mutex_unlock(&st.lock);
+  w->rank = 0;
+  w->timed_out = 1;
+  ftmw_set_status(w->status, 0, w->tag, 0, FT_SUCCESS);
+  ftmw_ok();
+  return 0;
+}
+
 /* The one receive completion, behind ft_recv, ft_wait and ft_waitany
  * (st.lock held on entry, not on return). With master replicas it is one
  * exchange of the lock-step: a receive from several sources follows the
@@ -165,6 +178,8 @@ static int complete(recv_want *w) {
   if (w->from != FROM_ONE &&
       ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &decided_rank, &decided_seq)) {
     decided = 1;
+    if (decided_rank == 0) /* the primary's receive timed out */
+      return timed_out(w);
     p = &st.workers[decided_rank];
   }
   if (p && ftmw_is_master() && w->from != FROM_POSTED)
@@ -237,12 +252,22 @@ static int complete(recv_want *w) {
       ftmw_fail(rc);
       return -1;
     }
-    ftmw_wait_locked(-1);
+    int64_t ms = -1;
+    if (w->deadline != 0) {
+      uint64_t now = ftmw_now_ms();
+      if (now >= w->deadline) { /* replicas time out at the same call */
+        ftmw_rep_decide(FTMW_DECIDE_RECV, 0, 0);
+        return timed_out(w);
+      }
+      ms = (int64_t)(w->deadline - now);
+    }
+    ftmw_wait_locked(ms);
   }
 }
 
-int ftmw_recv(const char *call, void *buf, int count, FT_Datatype type,
-              int source, int tag, FT_Status *status) {
+static int recv_until(const char *call, void *buf, int count,
+                      FT_Datatype type, int source, int tag,
+                      FT_Status *status, uint64_t deadline, int *timed) {
   ftmw_set_status(status, source, tag, 0, FT_SUCCESS);
   if (!st.initialized)
     return ftmw_fail(FT_ERR_NOT_INITIALIZED);
@@ -256,7 +281,7 @@ int ftmw_recv(const char *call, void *buf, int count, FT_Datatype type,
   }
   recv_want w = {.call = call, .from = FROM_ANY, .tag = tag, .buf = buf,
                  .bytes = bytes, .size = ft_type_size(type),
-                 .status = status};
+                 .status = status, .deadline = deadline};
   if (source != FT_ANY_SOURCE || !ftmw_is_master()) {
     w.from = FROM_ONE;
     w.p = ftmw_peer_of(source == FT_ANY_SOURCE ? 0 : source);
@@ -268,7 +293,27 @@ int ftmw_recv(const char *call, void *buf, int count, FT_Datatype type,
   ftmw_fault_hit(FTMW_FAULT_RECV_ENTER);
   uv_mutex_lock(&st.lock);
   int n = complete(&w);
+  if (timed)
+    *timed = w.timed_out;
   return n < 0 ? 0 : n;
+}
+
+int ftmw_recv(const char *call, void *buf, int count, FT_Datatype type,
+              int source, int tag, FT_Status *status) {
+  return recv_until(call, buf, count, type, source, tag, status, 0, NULL);
+}
+
+int ftmw_recv_any_within(void *buf, int count, FT_Datatype type, int tag,
+                         int64_t ms, FT_Status *status, int *timed_out) {
+  *timed_out = 0;
+  if (ms < 0)
+    return ftmw_recv("ft_recv", buf, count, type, FT_ANY_SOURCE, tag, status);
+  if (!ftmw_is_master())
+    return ftmw_fail(FT_ERR_ROLE);
+  /* 0 would mean no deadline: a receive due now still looks once. */
+  uint64_t deadline = ftmw_now_ms() + (uint64_t)ms;
+  return recv_until("ft_recv", buf, count, type, FT_ANY_SOURCE, tag, status,
+                    deadline ? deadline : 1, timed_out);
 }
 
 int ft_recv(void *buf, int count, FT_Datatype type, int source, int tag,

@@ -372,7 +372,8 @@ static int on_decide(ftmw_peer *p, const ftmw_hdr *h, void *payload) {
   ftmw_msg_free_data(payload);
   int rc = -1;
   if (p->kind == FTMW_ROLE_MASTER && job.role == FTMW_ROLE_MASTER &&
-      d.rank >= (d.kind == FTMW_DECIDE_TESTANY || d.kind == FTMW_DECIDE_PRIMARY
+      d.rank >= (d.kind == FTMW_DECIDE_TESTANY || d.kind == FTMW_DECIDE_PRIMARY ||
+                         d.kind == FTMW_DECIDE_CLOCK || d.kind == FTMW_DECIDE_RECV
                      ? 0
                      : 1) &&
       d.rank <= job.W) {

@@ -535,6 +535,19 @@ static void do_activate(ftmw_op *op) {
   op_finish(op, 0);
 }
 
+/* The application stops a live worker (timed.h): declared failed here,
+ * fenced, and in a primary told to the replicas, as a silent one is. An
+ * incarnation that is already gone or replaced is left alone. */
+static void do_fence(ftmw_op *op) {
+  ftmw_peer *p = op->peer;
+  uv_mutex_lock(&st.lock);
+  int live = p->epoch == op->epoch && ftmw_peer_is_live(p);
+  uv_mutex_unlock(&st.lock);
+  if (live && p->conn != NULL)
+    ftmw_peer_down(p, 0, op->why);
+  op_finish(op, !live);
+}
+
 static void unbind_all(ftmw_peer *v, int from, int to) {
   for (int i = from; v != NULL && i <= to; i++)
     v[i].conn = NULL;
@@ -564,6 +577,7 @@ static void run_submitted(void) {
     case FTMW_OP_FRAME: do_frames(op, &work); break;
     case FTMW_OP_CONNECT: do_connect(op); break;
     case FTMW_OP_ACTIVATE: do_activate(op); break;
+    case FTMW_OP_FENCE: do_fence(op); break;
     case FTMW_OP_STOP:
       op_finish(op, 0);
       stop_all();

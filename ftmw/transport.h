@@ -18,6 +18,8 @@ enum ftmw_op_kind {
   FTMW_OP_FRAME = 1, /* write a frame to op->peer */
   FTMW_OP_CONNECT,   /* connect to master op->peer at op->addr */
   FTMW_OP_ACTIVATE,  /* hand spare op->peer to worker op->target */
+  FTMW_OP_FENCE,     /* declare worker op->peer (incarnation op->epoch)
+                        failed and fence it (timed.h) */
   FTMW_OP_STOP       /* close everything and end the loop */
 };
 
@@ -30,6 +32,7 @@ typedef struct ftmw_op {
   struct ftmw_peer *peer;
   struct ftmw_peer *target; /* ACTIVATE: the worker slot */
   uint32_t epoch;           /* the peer incarnation this op is meant for */
+  const char *why;          /* FENCE: the reason, logged and traced */
   struct sockaddr_storage addr;
   ftmw_out out; /* FRAME: the frame; every op: its outcome */
 } ftmw_op;

@@ -76,14 +76,17 @@ enum ftmw_frame_type {
  * FT_ANY_SOURCE receive or ft_waitany took (0: it reported the worker's
  * failure), the answer of ft_test / ft_testany, the outcome of ft_restore
  * (see ftmw_rep_restore_value), the error ft_irecv reported, or that the
- * primary's ft_is_primary said 1 (and what it guards was done there). */
+ * primary's ft_is_primary said 1 (and what it guards was done there).
+ * An FT_ANY_SOURCE receive with a deadline (timed.h) that timed out is a
+ * RECV decision for rank 0; CLOCK carries the primary's clock (timed.h). */
 enum {
   FTMW_DECIDE_RECV = 1,
   FTMW_DECIDE_TEST = 2,
   FTMW_DECIDE_TESTANY = 3,
   FTMW_DECIDE_RESTORE = 4,
   FTMW_DECIDE_POST = 5,
-  FTMW_DECIDE_PRIMARY = 6 /* ft_is_primary answered 1 here */
+  FTMW_DECIDE_PRIMARY = 6, /* ft_is_primary answered 1 here */
+  FTMW_DECIDE_CLOCK = 7    /* rank 0, value: the masters' clock in ms */
 };
 #define FTMW_DECIDE_SIZE 16
 

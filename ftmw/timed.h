@@ -1,0 +1,33 @@
+/* What a layer above the API (farm.c) needs to act on time in a master,
+ * the same way in the primary and its replicas: a receive from any
+ * worker with a deadline, the masters' one clock, and stopping a worker
+ * whose task overran. Master only, application thread. */
+#ifndef FTMW_TIMED_H
+#define FTMW_TIMED_H
+
+#include <stdint.h>
+
+#include "ftmw.h"
+
+/* ft_recv(buf, count, type, FT_ANY_SOURCE, tag, status) that gives up
+ * after ms milliseconds (ms < 0: never) with nothing taken: it returns 0,
+ * FT_SUCCESS, and sets *timed_out. With replicas, timing out is the
+ * primary's decision, which the replicas' same call follows (recv.c). */
+int ftmw_recv_any_within(void *buf, int count, FT_Datatype type, int tag,
+                         int64_t ms, FT_Status *status, int *timed_out);
+
+/* The masters' clock, in milliseconds: the primary reads its own and the
+ * replicas' same call follows it, so every master takes the same
+ * time-based decisions. Each master keeps the offset from its own clock
+ * to the last value it followed, so that a master that takes over goes on
+ * from where the old primary's clock was (across hosts too). Outside a
+ * master: this process's clock. */
+uint64_t ftmw_decided_ms(void);
+
+/* Declares worker rank's current incarnation failed, for why (logged and
+ * traced), and fences it (it exits when it reads the FENCE), as if it had
+ * gone silent: the next call that names it reports the failure. Returns
+ * 1, or 0 with the error set (misuse, or it had already failed). */
+int ftmw_fence_worker(int rank, const char *why);
+
+#endif
