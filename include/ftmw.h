@@ -80,7 +80,9 @@ typedef enum {
   XX(ERR_ENV, "invalid environment setting")                                   \
   XX(ERR_MPI, "the MPI library failed")                                        \
   XX(ERR_NETWORK, "network set-up failed")                                     \
-  XX(ERR_INTERNAL, "internal error")
+  XX(ERR_INTERNAL, "internal error")                                           \
+  XX(ERR_OPTION, "an option is out of range")                                  \
+  XX(ERR_PROTOCOL, "a message that breaks the farm's protocol")
 
 typedef enum {
 #define FT_ERRNO_GEN(name, msg) FT_##name,

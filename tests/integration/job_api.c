@@ -1,6 +1,6 @@
 /* Job-level checks of the ft_* API, run through ftmwrun by ctest.
  * Usage: job_api MODE   (api | isend | isendfail | posted | ms | msfail | big |
- *                        busy | hang | rogue | deadfin | orphan)
+ *                        busy | hang | rogue | deadfin | orphan | farm)
  * Exits 0 when every check of the mode passed; prints what failed. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ftmw_farm.h"
 #include "ftmw_impl.h" /* rogue mode reads the master's listening address */
 
 static int failures;
@@ -724,6 +725,121 @@ static void orphan(int rank, int W) {
     pause();
 }
 
+
+/* --- farm: the farm layer's API, its misuse codes and odd tasks --------------- */
+
+enum { FARM_SIZES = 6, FARM_MORE = 5 };
+static const size_t farm_size[FARM_SIZES] = {0, 1, 7, 1000, 65536, 200000};
+
+/* Output: the input reversed. Task 3 fails with code 7; task 5's first
+ * copy breaks the protocol (a plain ft_send to the master): its worker is
+ * stopped and restored, and the second copy does the task. */
+static int farm_fn(ft_farm_task *t, void *ctx) {
+  (void)ctx;
+  size_t n;
+  const unsigned char *in = ft_farm_input(t, &n);
+  if (ft_farm_task_id(t) == 3)
+    return 7;
+  if (ft_farm_task_id(t) == 5 && ft_farm_attempt(t) == 1) {
+    int x = 1;
+    ft_send(&x, 1, FT_INT, 0, 1);
+  }
+  unsigned char *out = malloc(n ? n : 1);
+  for (size_t i = 0; i < n; i++)
+    out[i] = in[n - 1 - i];
+  int ok = ft_farm_reply(t, out, n);
+  free(out);
+  return ok ? 0 : 5;
+}
+
+typedef struct {
+  int64_t seen[FARM_SIZES + FARM_MORE];
+  ft_farm *f;
+  int more;
+} farm_check;
+
+static void farm_input(int64_t id, unsigned char *b, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    b[i] = (unsigned char)(id * 31 + (int64_t)i * 7);
+}
+
+static int farm_got(const ft_farm_result *r, void *ctx) {
+  farm_check *c = ctx;
+  CHECK(r->id >= 0 && r->id < FARM_SIZES + FARM_MORE && c->seen[r->id]++ == 0,
+        "task %lld delivered again or unknown", (long long)r->id);
+  if (r->id == 3) {
+    CHECK(r->status == FT_FARM_TASK_ERROR && r->code == 7 && r->data == NULL,
+          "task 3: status %d code %d", r->status, r->code);
+  } else {
+    size_t n = r->id < FARM_SIZES ? farm_size[r->id] : 100;
+    unsigned char *want = malloc(n ? n : 1);
+    farm_input(r->id, want, n);
+    const unsigned char *got = r->data;
+    int same = r->status == FT_FARM_OK && r->len == n;
+    for (size_t i = 0; same && i < n; i++)
+      same = got[i] == want[n - 1 - i];
+    CHECK(same, "task %lld: status %d, %zu bytes, not its input reversed",
+          (long long)r->id, r->status, r->len);
+    free(want);
+  }
+  if (!c->more) { /* results may submit more tasks */
+    c->more = 1;
+    unsigned char b[100];
+    for (int64_t id = FARM_SIZES; id < FARM_SIZES + FARM_MORE; id++) {
+      farm_input(id, b, sizeof(b));
+      CHECK(ft_farm_submit(c->f, b, sizeof(b)) == id, "submit from the callback");
+    }
+  }
+  return 0;
+}
+
+static void farm_master(void) {
+  ft_farm_options o;
+  ft_farm_options_init(&o);
+  CHECK(o.depth == 2 && o.max_attempts == 3 && o.restore == 1, "defaults");
+  o.depth = 0;
+  CHECK(ft_farm_create(&o) == NULL && ft_error() == FT_ERR_OPTION, "depth 0");
+  ft_farm_options_init(&o);
+  o.duplicate = 1.5;
+  CHECK(ft_farm_create(&o) == NULL && ft_error() == FT_ERR_OPTION, "duplicate 1.5");
+  ft_farm_options_init(&o);
+  o.backup_factor = 0.5;
+  CHECK(ft_farm_create(&o) == NULL && ft_error() == FT_ERR_OPTION, "backup 0.5");
+  expect_err((int)ft_farm_submit(NULL, "x", 1), -1, FT_ERR_NULL_ARG, "submit to NULL");
+  ft_farm *f = ft_farm_create(NULL);
+  CHECK(f != NULL, "create: %s", ft_errname(ft_error()));
+  ft_farm_result r;
+  expect_err(ft_farm_next(f, NULL), -1, FT_ERR_NULL_ARG, "next into NULL");
+  expect_err(ft_farm_next(f, &r), 0, FT_SUCCESS, "next with nothing submitted");
+  expect_err((int)ft_farm_submit(f, NULL, 3), -1, FT_ERR_BUFFER, "submit NULL, 3");
+  expect_err((int)ft_farm_run(f, NULL, NULL), -1, FT_ERR_NULL_ARG, "run without fn");
+  farm_check c = {.f = f};
+  for (int64_t id = 0; id < FARM_SIZES; id++) {
+    unsigned char *b = malloc(farm_size[id] ? farm_size[id] : 1);
+    farm_input(id, b, farm_size[id]);
+    CHECK(ft_farm_submit(f, b, farm_size[id]) == id, "submit %lld", (long long)id);
+    free(b);
+  }
+  int64_t n = ft_farm_run(f, farm_got, &c);
+  CHECK(n == FARM_SIZES + FARM_MORE, "run delivered %lld", (long long)n);
+  for (int i = 0; i < FARM_SIZES + FARM_MORE; i++)
+    CHECK(c.seen[i] == 1, "task %d delivered %lld times", i, (long long)c.seen[i]);
+  ft_farm_stats s;
+  ft_farm_stats_get(f, &s);
+  CHECK(s.submitted == n && s.delivered == n && s.worker_failures == 1 &&
+            s.restores == 1, "stats: %lld submitted, %lld delivered, %lld failures, "
+        "%lld restores", (long long)s.submitted, (long long)s.delivered,
+        (long long)s.worker_failures, (long long)s.restores);
+  CHECK(ft_farm_destroy(f) == 1 && ft_farm_destroy(NULL) == 0, "destroy");
+}
+
+static void farm_worker(void) {
+  CHECK(ft_farm_create(NULL) == NULL && ft_error() == FT_ERR_ROLE, "create in a worker");
+  expect_err(ft_farm_reply(NULL, "x", 1), 0, FT_ERR_NULL_ARG, "reply to NULL");
+  expect_err(ft_farm_work(NULL, NULL), 0, FT_ERR_NULL_ARG, "work without fn");
+  CHECK(ft_farm_work(farm_fn, NULL) == 1, "work: %s", ft_errname(ft_error()));
+}
+
 int main(int argc, char **argv) {
   int rank, W;
   if (ft_init(&argc, &argv, &rank, &W) < 0)
@@ -753,6 +869,8 @@ int main(int argc, char **argv) {
     deadfin(rank, W);
   else if (strcmp(mode, "orphan") == 0)
     orphan(rank, W);
+  else if (strcmp(mode, "farm") == 0)
+    rank == 0 ? farm_master() : farm_worker();
   else
     CHECK(0, "unknown mode %s", mode);
   CHECK(ft_finalize() == 1, "finalize");

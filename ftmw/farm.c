@@ -1,0 +1,839 @@
+/* The task farm's master side (ftmw_farm.h): a queue of task copies, the
+ * copies each worker holds, and the policies that turn worker deaths,
+ * overruns, stragglers and disagreeing copies into results delivered once.
+ *
+ * Every decision here is a function of the program's calls, of what the
+ * ft_* calls return and of the masters' clock (timed.h): with master
+ * replicas each master runs this same code to the same state, and the one
+ * that takes over goes on from it. The data path of a task: submit ->
+ * queue -> give (ft_isend of TASK) -> the worker -> RESULT taken by
+ * ft_recv(FT_ANY_SOURCE) in next_event -> on_result -> ready -> delivered
+ * by ft_farm_next. Application thread only. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "farm_wire.h"
+#include "ftmw_impl.h"
+#include "timed.h"
+
+#define MAX_COPIES 3 /* two compared, and a third to vote */
+
+typedef struct task task;
+
+/* One copy of a task to run: queued, or held by a worker (a run). */
+typedef struct copy {
+  task *t;
+  uint8_t *ckpt; /* the last checkpoint this copy's runs saved */
+  size_t ckpt_len;
+  int backup; /* launched for a straggler */
+} copy;
+
+struct task {
+  int64_t id;
+  uint8_t *in;
+  size_t in_len;
+  int wanted;  /* copies whose outputs must agree: 1, or 2 compared */
+  int live;    /* copies queued or running */
+  int deaths, timeouts; /* attempts its workers' deaths cost it */
+  int dispatched;
+  int resumed;
+  int done;
+  int nused, used[2 * MAX_COPIES]; /* workers given a copy (compare on
+                                      different ones) */
+  int nres;
+  struct {
+    uint8_t *data;
+    size_t len;
+    int worker;
+  } res[MAX_COPIES];
+  ft_farm_result out; /* once done */
+};
+
+typedef struct run { /* a copy a worker holds, in the order sent */
+  copy *c;          /* NULL: cancelled (its task is done): ignore it */
+  uint32_t no;
+  uint64_t start;   /* clock when it reached the head (runs) */
+} run;
+
+typedef struct {
+  run *runs; /* ring of opts.depth */
+  int head, n;
+  int lost;      /* failed and not restorable */
+  int stopping;  /* fenced for its time limit: its death is a timeout
+                    (1), or is nobody's fault: the copy that overran
+                    finished before the fence took (2) */
+} worker;
+
+/* A growable ring of pointers (queue of copies, ready tasks). */
+typedef struct {
+  void **v;
+  size_t cap, head, n;
+} ring;
+
+#define NDUR 64 /* task times the median is taken over */
+#define BACKUP_FLOOR_MS 10 /* no backup before a copy ran this long */
+
+struct ft_farm {
+  ft_farm_options o;
+  int W;
+  worker *w;
+  ring queue; /* copies to hand out, front first */
+  ring ready; /* tasks done, not delivered */
+  task **tasks; /* by id; NULL once delivered */
+  int64_t ntasks, tasks_cap;
+  int64_t outstanding; /* submitted, not delivered */
+  task *delivered;     /* freed at the next call */
+  uint32_t next_run;
+  int timed;            /* a policy acts on time */
+  uint64_t now;         /* the masters' clock at this event */
+  uint64_t dur[NDUR];   /* recent task times (ms) */
+  int ndur, durpos;
+  uint8_t *buf; /* receive buffer */
+  size_t cap;
+  uint8_t *msg; /* TASK being built */
+  size_t msgcap;
+  ft_farm_stats s;
+};
+
+/* --- small containers ------------------------------------------------------ */
+
+static int ring_grow(ring *r) {
+  size_t cap = r->cap ? 2 * r->cap : 64;
+  void **v = malloc(cap * sizeof(*v));
+  if (v == NULL)
+    return -1;
+  for (size_t i = 0; i < r->n; i++)
+    v[i] = r->v[(r->head + i) % r->cap];
+  free(r->v);
+  *r = (ring){.v = v, .cap = cap, .head = 0, .n = r->n};
+  return 0;
+}
+
+static int ring_push(ring *r, void *x, int front) {
+  if (r->n == r->cap && ring_grow(r) < 0)
+    return -1;
+  if (front) {
+    r->head = (r->head + r->cap - 1) % r->cap;
+    r->v[r->head] = x;
+  } else {
+    r->v[(r->head + r->n) % r->cap] = x;
+  }
+  r->n++;
+  return 0;
+}
+
+static void *ring_at(const ring *r, size_t i) {
+  return r->v[(r->head + i) % r->cap];
+}
+
+/* Removes element i, keeping the order. */
+static void *ring_take(ring *r, size_t i) {
+  void *x = ring_at(r, i);
+  for (; i > 0; i--)
+    r->v[(r->head + i) % r->cap] = r->v[(r->head + i - 1) % r->cap];
+  r->head = (r->head + 1) % r->cap;
+  r->n--;
+  return x;
+}
+
+/* --- options ---------------------------------------------------------------- */
+
+void ft_farm_options_init(ft_farm_options *o) {
+  if (o == NULL)
+    return;
+  *o = (ft_farm_options){.depth = 2, .max_attempts = 3, .time_limit_ms = 0,
+                         .backup_factor = 3.0, .backup_min_samples = 8,
+                         .duplicate = 0.0, .restore = 1};
+}
+
+static int options_ok(const ft_farm_options *o) {
+  return o->depth >= 1 && o->depth <= 1024 && o->max_attempts >= 1 &&
+         o->time_limit_ms >= 0 && o->backup_factor >= 0 &&
+         (o->backup_factor == 0 || o->backup_factor >= 1) &&
+         o->backup_min_samples >= 1 && o->duplicate >= 0 &&
+         o->duplicate <= 1;
+}
+
+ft_farm *ft_farm_create(const ft_farm_options *opts) {
+  if (!ftmw_st.initialized)
+    return ftmw_fail(FT_ERR_NOT_INITIALIZED), NULL;
+  if (ftmw_job.role != FTMW_ROLE_MASTER)
+    return ftmw_fail(FT_ERR_ROLE), NULL;
+  int W = ftmw_job.W;
+  ft_farm_options o;
+  ft_farm_options_init(&o);
+  if (opts)
+    o = *opts;
+  if (!options_ok(&o))
+    return ftmw_fail(FT_ERR_OPTION), NULL;
+  ft_farm *f = calloc(1, sizeof(*f));
+  if (f == NULL)
+    return ftmw_fail(FT_ERR_NOMEM), NULL;
+  f->o = o;
+  f->W = W;
+  f->timed = o.time_limit_ms > 0 || o.backup_factor > 0;
+  f->w = calloc((size_t)W + 1, sizeof(worker));
+  int ok = f->w != NULL;
+  for (int r = 1; ok && r <= W; r++)
+    ok = (f->w[r].runs = calloc((size_t)o.depth, sizeof(run))) != NULL;
+  if (!ok || farm_reserve(&f->buf, &f->cap, 64 * 1024) < 0) {
+    ft_farm_destroy(f);
+    return ftmw_fail(FT_ERR_NOMEM), NULL;
+  }
+  ftmw_ok();
+  return f;
+}
+
+/* --- tasks and copies ----------------------------------------------------- */
+
+/* Whether task id runs twice: a fraction o.duplicate of the ids, spread
+ * evenly (the same in every master). */
+static int duplicated(const ft_farm *f, int64_t id) {
+  double d = f->o.duplicate;
+  return d >= 1 || (d > 0 && (int64_t)((double)(id + 1) * d) !=
+                                 (int64_t)((double)id * d));
+}
+
+static copy *new_copy(task *t, int backup) {
+  copy *c = calloc(1, sizeof(*c));
+  if (c) {
+    c->t = t;
+    c->backup = backup;
+    t->live++;
+  }
+  return c;
+}
+
+static void free_copy(ft_farm *f, copy *c) {
+  f->s.checkpoint_bytes -= c->ckpt_len;
+  c->t->live--;
+  free(c->ckpt);
+  free(c);
+}
+
+static void free_task(task *t) {
+  if (t == NULL)
+    return;
+  free(t->in);
+  for (int i = 0; i < t->nres; i++)
+    free(t->res[i].data);
+  free(t);
+}
+
+int64_t ft_farm_submit(ft_farm *f, const void *in, size_t n) {
+  if (f == NULL)
+    return ftmw_fail(FT_ERR_NULL_ARG), -1;
+  if (in == NULL && n > 0)
+    return ftmw_fail(FT_ERR_BUFFER), -1;
+  if (n > (size_t)INT32_MAX - FARM_TASK_HDR)
+    return ftmw_fail(FT_ERR_TOO_BIG), -1;
+  if (f->ntasks == f->tasks_cap) {
+    int64_t cap = f->tasks_cap ? 2 * f->tasks_cap : 1024;
+    task **v = realloc(f->tasks, (size_t)cap * sizeof(*v));
+    if (v == NULL)
+      return ftmw_fail(FT_ERR_NOMEM), -1;
+    f->tasks = v;
+    f->tasks_cap = cap;
+  }
+  task *t = calloc(1, sizeof(*t));
+  if (t == NULL || (n && (t->in = malloc(n)) == NULL)) {
+    free(t);
+    return ftmw_fail(FT_ERR_NOMEM), -1;
+  }
+  if (n)
+    memcpy(t->in, in, n);
+  t->in_len = n;
+  t->id = f->ntasks;
+  t->wanted = duplicated(f, t->id) ? 2 : 1;
+  for (int i = 0; i < t->wanted; i++) {
+    copy *c = new_copy(t, 0);
+    if (c == NULL || ring_push(&f->queue, c, 0) < 0) {
+      if (c) /* the ones queued before stay: they are complete copies */
+        free_copy(f, c);
+      if (i == 0) {
+        free_task(t);
+        return ftmw_fail(FT_ERR_NOMEM), -1;
+      }
+      t->wanted = 1;
+      break;
+    }
+  }
+  if (t->wanted == 2)
+    f->s.duplicated++;
+  f->tasks[f->ntasks++] = t;
+  f->outstanding++;
+  f->s.submitted++;
+  ftmw_ok();
+  return t->id;
+}
+
+/* Task t is done: it goes to the ready list; every other copy of it is
+ * dropped from the queue or cancelled on its worker. */
+static void finish(ft_farm *f, task *t, int status, int by,
+                   const uint8_t *data, size_t len, int code) {
+  t->done = 1;
+  t->out = (ft_farm_result){.id = t->id, .status = status, .code = code,
+                            .data = data, .len = len, .worker = by,
+                            .attempts = t->dispatched, .resumed = t->resumed};
+  if (ring_push(&f->ready, t, 0) < 0) {
+    fprintf(stderr, "ftmw farm: out of memory delivering task %lld\n",
+            (long long)t->id);
+    abort(); /* a result cannot be dropped */
+  }
+  for (size_t i = 0; t->live > 0 && i < f->queue.n;) {
+    copy *c = ring_at(&f->queue, i);
+    if (c->t == t)
+      free_copy(f, ring_take(&f->queue, i));
+    else
+      i++;
+  }
+  for (int r = 1; t->live > 0 && r <= f->W; r++) {
+    worker *w = &f->w[r];
+    for (int i = 0; i < w->n; i++) {
+      run *u = &w->runs[(w->head + i) % f->o.depth];
+      if (u->c && u->c->t == t) {
+        free_copy(f, u->c);
+        u->c = NULL;
+      }
+    }
+  }
+}
+
+/* --- handing out ------------------------------------------------------------ */
+
+static int usable_workers(const ft_farm *f) {
+  int n = 0;
+  for (int r = 1; r <= f->W; r++)
+    n += !f->w[r].lost;
+  return n;
+}
+
+/* Whether worker r may take a copy of t: compared copies run on
+ * different workers while there are enough of them. */
+static int eligible(const ft_farm *f, const task *t, int r) {
+  if (t->nused == 0 || (t->wanted == 1 && t->nres == 0 && t->live == 1))
+    return 1; /* a lone copy goes anywhere (also after a death) */
+  for (int i = 0; i < t->nused; i++)
+    if (t->used[i] == r)
+      return t->nused >= usable_workers(f);
+  return 1;
+}
+
+static void worker_died(ft_farm *f, int r);
+
+/* Sends copy c to worker r as a TASK. Returns 0, or -1 when r failed
+ * (reported here, and handled: c is back in the queue). */
+static int give(ft_farm *f, int r, copy *c) {
+  task *t = c->t;
+  worker *w = &f->w[r];
+  size_t len = FARM_TASK_HDR + t->in_len + c->ckpt_len;
+  if (farm_reserve(&f->msg, &f->msgcap, len) < 0) {
+    ring_push(&f->queue, c, 1);
+    return 0; /* tried again at the next event */
+  }
+  uint32_t no = ++f->next_run;
+  ftmw_put64(f->msg, (uint64_t)t->id);
+  ftmw_put32(f->msg + 8, no);
+  ftmw_put32(f->msg + 12, (uint32_t)c->ckpt_len);
+  ftmw_put64(f->msg + 16, t->in_len);
+  ftmw_put32(f->msg + 24, (uint32_t)t->dispatched + 1);
+  ftmw_put32(f->msg + 28, 0);
+  if (t->in_len)
+    memcpy(f->msg + FARM_TASK_HDR, t->in, t->in_len);
+  if (c->ckpt_len)
+    memcpy(f->msg + FARM_TASK_HDR + t->in_len, c->ckpt, c->ckpt_len);
+  run *u = &w->runs[(w->head + w->n) % f->o.depth];
+  *u = (run){.c = c, .no = no, .start = f->now};
+  w->n++;
+  t->dispatched++;
+  if (t->nused < 2 * MAX_COPIES)
+    t->used[t->nused++] = r;
+  f->s.dispatched++;
+  if (c->ckpt) {
+    t->resumed = 1;
+    f->s.resumed++;
+  }
+  if (ft_isend(f->msg, (int)len, FT_BYTE, r, FARM_TAG_TASK, NULL) == 0) {
+    if (ft_error() != FT_ERR_PEER_FAILED) {
+      fprintf(stderr, "ftmw farm: cannot send task %lld to worker %d: %s\n",
+              (long long)t->id, r, ft_strerror(ft_error()));
+    }
+    worker_died(f, r); /* c goes back to the queue */
+    return -1;
+  }
+  return 0;
+}
+
+/* Fills worker r up to depth copies from the queue. Returns -1 if r
+ * failed meanwhile. */
+static int fill(ft_farm *f, int r) {
+  worker *w = &f->w[r];
+  while (!w->lost && !w->stopping && w->n < f->o.depth) {
+    size_t i = 0, scan = f->queue.n < 256 ? f->queue.n : 256;
+    while (i < scan && !eligible(f, ((copy *)ring_at(&f->queue, i))->t, r))
+      i++;
+    if (i == scan)
+      return 0;
+    if (give(f, r, ring_take(&f->queue, i)) < 0)
+      return -1;
+  }
+  return 0;
+}
+
+static void fill_all(ft_farm *f) {
+  for (int r = 1; r <= f->W && f->queue.n > 0; r++)
+    fill(f, r);
+}
+
+/* --- failures --------------------------------------------------------------- */
+
+/* Worker r failed (a call just reported it). Its copies go back to the
+ * front of the queue, in order; the one it was running is charged an
+ * attempt; then r is restored, or lost. */
+static void worker_died(ft_farm *f, int r) {
+  worker *w = &f->w[r];
+  int stopped = w->stopping == 1, charged = w->stopping == 2;
+  f->s.worker_failures++;
+  for (int i = w->n - 1; i >= 0; i--) { /* back to front: pushed at front */
+    run *u = &w->runs[(w->head + i) % f->o.depth];
+    copy *c = u->c;
+    u->c = NULL;
+    if (c == NULL)
+      continue;
+    task *t = c->t;
+    if (i == 0 && !charged) { /* the one it was running */
+      charged = 1;
+      if (stopped)
+        t->timeouts++;
+      else
+        t->deaths++;
+    }
+    if (t->deaths + t->timeouts >= f->o.max_attempts && !t->done) {
+      free_copy(f, c);
+      finish(f, t, stopped && i == 0 ? FT_FARM_TIMED_OUT : FT_FARM_FAILED,
+             0, NULL, 0, 0);
+      continue;
+    }
+    if (t->done) {
+      free_copy(f, c);
+      continue;
+    }
+    f->s.redispatched++;
+    if (ring_push(&f->queue, c, 1) < 0) {
+      fprintf(stderr, "ftmw farm: out of memory requeueing task %lld\n",
+              (long long)t->id);
+      abort();
+    }
+  }
+  w->head = w->n = 0;
+  w->stopping = 0;
+  int restored = f->o.restore && ft_restore(r);
+  if (f->timed) /* a spawn blocks: copies handed out next start now */
+    f->now = ftmw_decided_ms();
+  if (restored) {
+    f->s.restores++;
+    return;
+  }
+  if (f->o.restore && ft_error() != FT_ERR_NO_HOST)
+    fprintf(stderr, "ftmw farm: restoring worker %d: %s\n", r,
+            ft_strerror(ft_error()));
+  w->lost = 1;
+  f->s.lost_workers++;
+}
+
+/* Every worker is lost: the tasks left cannot be done. */
+static void fail_all(ft_farm *f) {
+  while (f->queue.n > 0) {
+    copy *c = ring_take(&f->queue, 0);
+    task *t = c->t;
+    free_copy(f, c);
+    if (!t->done)
+      finish(f, t, FT_FARM_NO_WORKERS, 0, NULL, 0, 0);
+  }
+}
+
+/* --- results ---------------------------------------------------------------- */
+
+static int agree(const ft_farm *f, const task *t, int a, int b) {
+  if (f->o.compare)
+    return f->o.compare(t->res[a].data, t->res[a].len, t->res[b].data,
+                        t->res[b].len, f->o.compare_ctx) == 0;
+  return t->res[a].len == t->res[b].len &&
+         (t->res[a].len == 0 ||
+          memcmp(t->res[a].data, t->res[b].data, t->res[a].len) == 0);
+}
+
+/* A compared task has another output (index t->nres - 1): decide it
+ * once there are two. */
+static void compare_outputs(ft_farm *f, task *t) {
+  if (t->nres < 2)
+    return;
+  if (t->nres == 2) {
+    if (agree(f, t, 0, 1)) {
+      finish(f, t, FT_FARM_OK, t->res[0].worker, t->res[0].data,
+             t->res[0].len, 0);
+    } else { /* a third copy, on a third worker, votes */
+      f->s.mismatches++;
+      copy *c = new_copy(t, 0);
+      if (c == NULL || ring_push(&f->queue, c, 1) < 0) {
+        fprintf(stderr, "ftmw farm: out of memory voting on task %lld\n",
+                (long long)t->id);
+        abort();
+      }
+      return;
+    }
+  } else { /* three outputs: two of them must agree */
+    f->s.votes++;
+    int win = -1, lose = 0;
+    if (agree(f, t, 0, 2))
+      win = 0, lose = 1;
+    else if (agree(f, t, 1, 2))
+      win = 1, lose = 0;
+    if (win < 0)
+      finish(f, t, FT_FARM_MISMATCH, 0, NULL, 0, 0);
+    else
+      finish(f, t, FT_FARM_OK, t->res[win].worker, t->res[win].data,
+             t->res[win].len, 0);
+    t->out.outvoted = win < 0 ? 0 : t->res[lose].worker;
+  }
+  t->out.mismatch = t->nres == 3;
+  for (int i = 0; i < t->nres; i++)
+    t->out.workers[i] = t->res[i].worker;
+}
+
+static void note_duration(ft_farm *f, uint64_t ms) {
+  f->dur[f->durpos] = ms;
+  f->durpos = (f->durpos + 1) % NDUR;
+  if (f->ndur < NDUR)
+    f->ndur++;
+}
+
+/* The run at the head of worker r's copies, which a reply from r
+ * answers; NULL (after a message) when the reply names another. */
+static run *head_run(ft_farm *f, int r, const uint8_t *b, size_t n) {
+  worker *w = &f->w[r];
+  if (n < FARM_REPLY_HDR || w->n == 0)
+    return NULL;
+  run *u = &w->runs[w->head];
+  if (ftmw_get32(b + 8) != u->no ||
+      (u->c && (int64_t)ftmw_get64(b) != u->c->t->id))
+    return NULL;
+  return u;
+}
+
+/* The worker finished its head run: the next one starts now. */
+static void pop_run(ft_farm *f, worker *w) {
+  w->head = (w->head + 1) % f->o.depth;
+  w->n--;
+  if (w->n > 0)
+    w->runs[w->head].start = f->now;
+}
+
+static void on_result(ft_farm *f, int r, run *u, const uint8_t *b, size_t n) {
+  copy *c = u->c;
+  uint64_t start = u->start;
+  if (f->w[r].stopping)
+    f->w[r].stopping = 2;
+  pop_run(f, &f->w[r]);
+  if (c == NULL)
+    return; /* a cancelled copy: its task is done */
+  task *t = c->t;
+  int backup = c->backup;
+  free_copy(f, c);
+  if (f->timed)
+    note_duration(f, f->now - start);
+  int code = (int32_t)ftmw_get32(b + 12);
+  size_t len = n - FARM_REPLY_HDR;
+  if (code != 0) {
+    finish(f, t, FT_FARM_TASK_ERROR, r, NULL, 0, code);
+    return;
+  }
+  uint8_t *data = malloc(len ? len : 1);
+  if (data == NULL) {
+    fprintf(stderr, "ftmw farm: out of memory for task %lld's output\n",
+            (long long)t->id);
+    abort();
+  }
+  memcpy(data, b + FARM_REPLY_HDR, len);
+  t->res[t->nres].data = data;
+  t->res[t->nres].len = len;
+  t->res[t->nres].worker = r;
+  t->nres++;
+  if (t->wanted == 1) {
+    if (backup)
+      f->s.backup_wins++;
+    finish(f, t, FT_FARM_OK, r, data, len, 0);
+  } else {
+    compare_outputs(f, t);
+  }
+}
+
+static void on_checkpoint(ft_farm *f, run *u, const uint8_t *b, size_t n) {
+  copy *c = u->c;
+  if (c == NULL)
+    return;
+  size_t len = n - FARM_REPLY_HDR;
+  uint8_t *k = malloc(len ? len : 1);
+  if (k == NULL) {
+    fprintf(stderr, "ftmw farm: out of memory for a checkpoint of task "
+                    "%lld (the last one is kept)\n", (long long)c->t->id);
+    return;
+  }
+  memcpy(k, b + FARM_REPLY_HDR, len);
+  f->s.checkpoint_bytes += len - c->ckpt_len;
+  free(c->ckpt);
+  c->ckpt = k;
+  c->ckpt_len = len;
+  f->s.checkpoints++;
+  if (f->s.checkpoint_bytes > f->s.checkpoint_peak)
+    f->s.checkpoint_peak = f->s.checkpoint_bytes;
+}
+
+/* --- time: limits and backups ----------------------------------------------- */
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static uint64_t median(const ft_farm *f) {
+  uint64_t v[NDUR];
+  memcpy(v, f->dur, (size_t)f->ndur * sizeof(v[0]));
+  qsort(v, (size_t)f->ndur, sizeof(v[0]), cmp_u64);
+  return v[f->ndur / 2];
+}
+
+/* With fire, stops workers whose running copy is past the time limit and
+ * launches a backup for a straggler when a worker is idle and nothing is
+ * queued. Returns the milliseconds until the next such event (0: one is
+ * due, without fire), or -1 (none). */
+static int64_t act_on_time(ft_farm *f, int fire) {
+  int64_t next = -1;
+  int idle = 0;
+  for (int r = 1; r <= f->W; r++) {
+    worker *w = &f->w[r];
+    if (w->lost)
+      continue;
+    idle |= w->n == 0;
+    run *u = w->n ? &w->runs[w->head] : NULL;
+    if (u == NULL || u->c == NULL || w->stopping || f->o.time_limit_ms == 0)
+      continue;
+    uint64_t due = u->start + (uint64_t)f->o.time_limit_ms;
+    if (f->now >= due && !fire) {
+      next = 0;
+    } else if (f->now >= due) {
+      f->s.timeouts++;
+      w->stopping = 1;
+      /* its failure is reported by the next receive */
+      ftmw_fence_worker(r, "stopped by the master: its task ran past the "
+                           "farm's time limit");
+    } else if (next < 0 || (int64_t)(due - f->now) < next) {
+      next = (int64_t)(due - f->now);
+    }
+  }
+  if (f->o.backup_factor <= 0 || f->ndur < f->o.backup_min_samples ||
+      f->queue.n > 0)
+    return next;
+  uint64_t after = (uint64_t)(f->o.backup_factor * (double)median(f));
+  if (after < BACKUP_FLOOR_MS)
+    after = BACKUP_FLOOR_MS;
+  for (int r = 1; r <= f->W; r++) {
+    worker *w = &f->w[r];
+    if (w->n == 0 || w->lost || w->stopping)
+      continue;
+    uint64_t due = w->runs[w->head].start + after;
+    if (f->now < due) {
+      if (next < 0 || (int64_t)(due - f->now) < next)
+        next = (int64_t)(due - f->now);
+      continue;
+    }
+    /* A straggler: what it runs, and what waits behind it, is copied to
+     * idle workers (the other copy of a compared task already runs
+     * elsewhere; a task is backed up once). */
+    for (int i = 0; i < w->n && idle && !fire; i++) {
+      const run *u = &w->runs[(w->head + i) % f->o.depth];
+      if (u->c && u->c->t->wanted == 1 && u->c->t->live == 1)
+        next = 0;
+    }
+    for (int i = 0; i < w->n && idle && fire; i++) {
+      run *u = &w->runs[(w->head + i) % f->o.depth];
+      if (u->c == NULL || u->c->t->wanted != 1 || u->c->t->live != 1)
+        continue;
+      copy *c = new_copy(u->c->t, 1);
+      if (c == NULL)
+        return next;
+      if (ring_push(&f->queue, c, 0) < 0) {
+        free_copy(f, c);
+        return next;
+      }
+      f->s.backups++;
+      fill_all(f);
+      idle = 0;
+      for (int v = 1; v <= f->W; v++)
+        idle |= !f->w[v].lost && f->w[v].n == 0;
+    }
+  }
+  return next;
+}
+
+/* --- the event loop ---------------------------------------------------------- */
+
+static int take(ft_farm *f, int64_t ms);
+
+/* Waits for one event (a reply, a failure, a deadline) and handles it.
+ * A deadline acts only when no reply is waiting: a task's time ends when
+ * its result reaches the master, not when the farm gets to it (after a
+ * restore that blocked for a spawn, say). Returns 0, or -1 on an error
+ * the farm cannot handle (ft_error()). */
+static int next_event(ft_farm *f) {
+  if (usable_workers(f) == 0) {
+    fail_all(f);
+    return 0;
+  }
+  int64_t ms = -1;
+  if (f->timed) {
+    f->now = ftmw_decided_ms();
+    ms = act_on_time(f, 0);
+  }
+  if (ms == 0) { /* something is due: is a reply waiting? */
+    int n = take(f, 0);
+    if (n != 0)
+      return n < 0 ? -1 : 0;
+    act_on_time(f, 1);
+    if (f->ready.n > 0)
+      return 0;
+    ms = act_on_time(f, 0);
+    if (ms == 0) /* cannot act yet (no idle worker now): look again soon */
+      ms = 1;
+  }
+  return take(f, ms) < 0 ? -1 : 0;
+}
+
+/* Receives one message, waiting at most ms (< 0: for ever), and handles
+ * it. Returns 1 when something was taken or handled, 0 on timeout, -1 on
+ * an error the farm cannot handle. */
+static int take(ft_farm *f, int64_t ms) {
+  FT_Status st;
+  int timed_out;
+  int n = ftmw_recv_any_within(f->buf, (int)f->cap, FT_BYTE, FT_ANY_TAG, ms,
+                               &st, &timed_out);
+  if (timed_out)
+    return 0;
+  int err = ft_error();
+  if (n == 0 && err == FT_ERR_TRUNCATE)
+    return farm_reserve(&f->buf, &f->cap, (size_t)st.count) < 0
+               ? ftmw_fail(FT_ERR_NOMEM), -1
+               : 1;
+  if (n == 0 && err == FT_ERR_PEER_FAILED && st.source >= 1 &&
+      st.source <= f->W) {
+    worker_died(f, st.source);
+    fill_all(f);
+    return 1;
+  }
+  if (n == 0 && err != FT_SUCCESS) {
+    if (err == FT_ERR_PEER_FINALIZED) { /* nobody will answer any more */
+      for (int r = 1; r <= f->W; r++)
+        f->w[r].lost = 1;
+      return 1;
+    }
+    return -1;
+  }
+  int r = st.source;
+  run *u = head_run(f, r, f->buf, (size_t)n);
+  if (u == NULL || (st.tag != FARM_TAG_RESULT && st.tag != FARM_TAG_CKPT)) {
+    fprintf(stderr, "ftmw farm: worker %d sent a message that answers no "
+                    "task it holds (tag %d, %d bytes): stopping it\n",
+            r, st.tag, n);
+    ftmw_fence_worker(r, "stopped by the master: it broke the farm's "
+                         "protocol");
+    return 1;
+  }
+  if (f->timed)
+    f->now = ftmw_decided_ms();
+  if (st.tag == FARM_TAG_CKPT) {
+    on_checkpoint(f, u, f->buf, (size_t)n);
+    return 1;
+  }
+  on_result(f, r, u, f->buf, (size_t)n);
+  fill(f, r);
+  return 1;
+}
+
+int ft_farm_next(ft_farm *f, ft_farm_result *res) {
+  if (f == NULL || res == NULL)
+    return ftmw_fail(FT_ERR_NULL_ARG), -1;
+  if (f->delivered) {
+    free_task(f->delivered);
+    f->delivered = NULL;
+  }
+  if (f->timed && f->queue.n > 0) /* copies handed out now start now */
+    f->now = ftmw_decided_ms();
+  fill_all(f);
+  while (f->ready.n == 0) {
+    if (f->outstanding == 0) {
+      ftmw_ok();
+      return 0;
+    }
+    if (next_event(f) < 0)
+      return -1;
+  }
+  task *t = ring_take(&f->ready, 0);
+  f->tasks[t->id] = NULL;
+  f->outstanding--;
+  f->s.delivered++;
+  f->delivered = t;
+  *res = t->out;
+  ftmw_ok();
+  return 1;
+}
+
+int64_t ft_farm_run(ft_farm *f, ft_farm_result_fn fn, void *ctx) {
+  if (f == NULL || fn == NULL)
+    return ftmw_fail(FT_ERR_NULL_ARG), -1;
+  int64_t n = 0;
+  ft_farm_result r;
+  int rc;
+  while ((rc = ft_farm_next(f, &r)) == 1) {
+    n++;
+    if (fn(&r, ctx) != 0)
+      return -1;
+  }
+  return rc < 0 ? -1 : n;
+}
+
+void ft_farm_stats_get(const ft_farm *f, ft_farm_stats *s) {
+  if (f && s)
+    *s = f->s;
+}
+
+int ft_farm_destroy(ft_farm *f) {
+  if (f == NULL)
+    return 0;
+  for (int r = 1; f->w && r <= f->W; r++)
+    if (!f->w[r].lost && f->w[r].runs) /* a dead one is told nothing */
+      ft_send(NULL, 0, FT_BYTE, r, FARM_TAG_STOP);
+  while (f->queue.n > 0)
+    free_copy(f, ring_take(&f->queue, 0));
+  for (int r = 1; f->w && r <= f->W; r++) {
+    worker *w = &f->w[r];
+    for (int i = 0; i < w->n; i++) {
+      run *u = &w->runs[(w->head + i) % f->o.depth];
+      if (u->c)
+        free_copy(f, u->c);
+    }
+    free(w->runs);
+  }
+  for (int64_t i = 0; i < f->ntasks; i++)
+    free_task(f->tasks[i]);
+  free_task(f->delivered);
+  free(f->tasks);
+  free(f->w);
+  free(f->queue.v);
+  free(f->ready.v);
+  free(f->buf);
+  free(f->msg);
+  free(f);
+  ftmw_ok();
+  return 1;
+}
