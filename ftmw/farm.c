@@ -365,11 +365,11 @@ static int give(ft_farm *f, int r, copy *c) {
   return 0;
 }
 
-/* Fills worker r up to depth copies from the queue. Returns -1 if r
- * failed meanwhile. */
-static int fill(ft_farm *f, int r) {
+/* Fills worker r up to depth copies (up to `upto` of them) from the
+ * queue. Returns -1 if r failed meanwhile. */
+static int fill_to(ft_farm *f, int r, int upto) {
   worker *w = &f->w[r];
-  while (!w->lost && !w->stopping && w->n < f->o.depth) {
+  while (!w->lost && !w->stopping && w->n < upto) {
     size_t i = 0, scan = f->queue.n < 256 ? f->queue.n : 256;
     while (i < scan && !eligible(f, ((copy *)ring_at(&f->queue, i))->t, r))
       i++;
@@ -381,9 +381,14 @@ static int fill(ft_farm *f, int r) {
   return 0;
 }
 
+static int fill(ft_farm *f, int r) { return fill_to(f, r, f->o.depth); }
+
+/* Fills every worker, one copy each per round, so that a few long tasks
+ * spread over the workers instead of queueing at the first ones. */
 static void fill_all(ft_farm *f) {
-  for (int r = 1; r <= f->W && f->queue.n > 0; r++)
-    fill(f, r);
+  for (int d = 1; d <= f->o.depth && f->queue.n > 0; d++)
+    for (int r = 1; r <= f->W && f->queue.n > 0; r++)
+      fill_to(f, r, d);
 }
 
 /* --- failures --------------------------------------------------------------- */
