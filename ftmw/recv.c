@@ -175,10 +175,12 @@ static int complete(recv_want *w) {
   ftmw_peer *p = w->p;
   int decided = 0, verdict_asked = 0, decided_rank = 0;
   uint64_t decided_seq = 0;
+  int kind = w->deadline ? FTMW_DECIDE_OR(FTMW_DECIDE_RECV, FTMW_DECIDE_TIMEOUT)
+                         : FTMW_DECIDE_RECV;
   if (w->from != FROM_ONE &&
-      ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &decided_rank, &decided_seq)) {
+      ftmw_rep_follow(kind, -1, &decided_rank, &decided_seq)) {
     decided = 1;
-    if (decided_rank == 0) /* the primary's receive timed out */
+    if (decided_rank == 0) /* TIMEOUT: the primary's receive gave up */
       return timed_out(w);
     p = &st.workers[decided_rank];
   }
@@ -256,7 +258,7 @@ static int complete(recv_want *w) {
     if (w->deadline != 0) {
       uint64_t now = ftmw_now_ms();
       if (now >= w->deadline) { /* replicas time out at the same call */
-        ftmw_rep_decide(FTMW_DECIDE_RECV, 0, 0);
+        ftmw_rep_decide(FTMW_DECIDE_TIMEOUT, 0, 0);
         return timed_out(w);
       }
       ms = (int64_t)(w->deadline - now);

@@ -233,7 +233,10 @@ static int replicated_follow(int kind, int want_rank, int *rank,
   }
   ftmw_decision *d =
       FTMW_CONTAINER_OF(ftmw_q_head(&rs.decisions), ftmw_decision, node);
-  if (d->kind != kind || (want_rank >= 0 && d->rank != want_rank))
+  int alt = FTMW_DECIDE_ALT(kind);
+  kind = FTMW_DECIDE_KIND(kind);
+  if ((d->kind != kind && (alt == 0 || d->kind != alt)) ||
+      (want_rank >= 0 && d->rank != want_rank))
     diverged(d->kind, kind);
   ftmw_q_remove(&d->node);
   *rank = d->rank;
@@ -373,7 +376,7 @@ static int on_decide(ftmw_peer *p, const ftmw_hdr *h, void *payload) {
   int rc = -1;
   if (p->kind == FTMW_ROLE_MASTER && job.role == FTMW_ROLE_MASTER &&
       d.rank >= (d.kind == FTMW_DECIDE_TESTANY || d.kind == FTMW_DECIDE_PRIMARY ||
-                         d.kind == FTMW_DECIDE_CLOCK || d.kind == FTMW_DECIDE_RECV
+                         d.kind == FTMW_DECIDE_CLOCK || d.kind == FTMW_DECIDE_TIMEOUT
                      ? 0
                      : 1) &&
       d.rank <= job.W) {

@@ -61,6 +61,11 @@ int ftmw_rep_begin(struct ftmw_peer *p);
  * order; a replica's call tells nobody). A replica whose call is not the
  * one decided leaves the job (exit 70). */
 int ftmw_rep_follow(int kind, int want_rank, int *rank, uint64_t *value);
+/* A call that may be decided one of two ways (a receive with a deadline:
+ * RECV, or TIMEOUT with rank 0) follows FTMW_DECIDE_OR(kind, alt). */
+#define FTMW_DECIDE_OR(kind, alt) ((kind) | (alt) << 8)
+#define FTMW_DECIDE_KIND(k) ((k) & 0xff)
+#define FTMW_DECIDE_ALT(k) ((k) >> 8)
 void ftmw_rep_decide(int kind, int rank, uint64_t value);
 
 /* Puts the decision just followed back (the call returned FT_ERR_TRUNCATE

@@ -12,16 +12,16 @@
 static int64_t clock_offset;
 
 uint64_t ftmw_decided_ms(void) {
-  uint64_t own = ftmw_now_ms();
   if (!ftmw_is_master())
-    return own;
+    return ftmw_now_ms();
   int r;
   uint64_t v;
   uv_mutex_lock(&st.lock);
+  /* Read after the follow, which may wait: the wait is not an offset. */
   if (ftmw_rep_follow(FTMW_DECIDE_CLOCK, -1, &r, &v)) {
-    clock_offset = (int64_t)(v - own);
+    clock_offset = (int64_t)(v - ftmw_now_ms());
   } else {
-    v = (uint64_t)((int64_t)own + clock_offset);
+    v = (uint64_t)((int64_t)ftmw_now_ms() + clock_offset);
     ftmw_rep_decide(FTMW_DECIDE_CLOCK, 0, v);
   }
   uv_mutex_unlock(&st.lock);

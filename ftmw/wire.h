@@ -77,8 +77,8 @@ enum ftmw_frame_type {
  * failure), the answer of ft_test / ft_testany, the outcome of ft_restore
  * (see ftmw_rep_restore_value), the error ft_irecv reported, or that the
  * primary's ft_is_primary said 1 (and what it guards was done there).
- * An FT_ANY_SOURCE receive with a deadline (timed.h) that timed out is a
- * RECV decision for rank 0; CLOCK carries the primary's clock (timed.h). */
+ * TIMEOUT (rank 0): an FT_ANY_SOURCE receive with a deadline (timed.h)
+ * took nothing by then; CLOCK (rank 0) carries the primary's clock. */
 enum {
   FTMW_DECIDE_RECV = 1,
   FTMW_DECIDE_TEST = 2,
@@ -86,7 +86,8 @@ enum {
   FTMW_DECIDE_RESTORE = 4,
   FTMW_DECIDE_POST = 5,
   FTMW_DECIDE_PRIMARY = 6, /* ft_is_primary answered 1 here */
-  FTMW_DECIDE_CLOCK = 7    /* rank 0, value: the masters' clock in ms */
+  FTMW_DECIDE_CLOCK = 7,   /* rank 0, value: the masters' clock in ms */
+  FTMW_DECIDE_TIMEOUT = 8  /* rank 0: a receive with a deadline gave up */
 };
 #define FTMW_DECIDE_SIZE 16
 

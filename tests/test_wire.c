@@ -71,7 +71,7 @@ Test(wire, replica_frames, .timeout = 5) {
         .len = FTMW_DECIDE_SIZE}, FTMW_WIRE_OK},
       {{.type = FTMW_FRAME_DECIDE, .tag = FTMW_DECIDE_POST,
         .len = FTMW_DECIDE_SIZE}, FTMW_WIRE_OK},
-      {{.type = FTMW_FRAME_DECIDE, .tag = FTMW_DECIDE_CLOCK + 1,
+      {{.type = FTMW_FRAME_DECIDE, .tag = FTMW_DECIDE_TIMEOUT + 1,
         .len = FTMW_DECIDE_SIZE}, FTMW_WIRE_ETAG},
       {{.type = FTMW_FRAME_DECIDE, .tag = 0, .len = FTMW_DECIDE_SIZE},
        FTMW_WIRE_ETAG},
