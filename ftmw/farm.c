@@ -17,7 +17,8 @@
 #include "ftmw_impl.h"
 #include "timed.h"
 
-#define MAX_COPIES 3 /* two compared, and a third to vote */
+#define MAX_COPIES 3  /* two compared, and a third to vote */
+#define MAX_RUNNING 4 /* copies of one task running at once (2 at most) */
 
 typedef struct task task;
 
@@ -39,8 +40,7 @@ struct task {
   int dispatched;
   int resumed;
   int done;
-  int nused, used[2 * MAX_COPIES]; /* workers given a copy (compare on
-                                      different ones) */
+  int nrunning, running[MAX_RUNNING]; /* workers running a copy of it */
   int nres;
   struct {
     uint8_t *data;
@@ -98,6 +98,18 @@ struct ft_farm {
 
 /* --- small containers ------------------------------------------------------ */
 
+/* Out of memory in the master's farm state. Every master must hold the
+ * same state, and this one cannot: it leaves the job (a replica's death;
+ * the primary's: a failover; a master alone: the job ends). */
+static void *must(void *p, const char *what) {
+  if (p == NULL) {
+    fprintf(stderr, "ftmw farm: out of memory (%s): this master leaves the "
+                    "job\n", what);
+    abort();
+  }
+  return p;
+}
+
 static int ring_grow(ring *r) {
   size_t cap = r->cap ? 2 * r->cap : 64;
   void **v = malloc(cap * sizeof(*v));
@@ -110,9 +122,9 @@ static int ring_grow(ring *r) {
   return 0;
 }
 
-static int ring_push(ring *r, void *x, int front) {
+static void ring_push(ring *r, void *x, int front) {
   if (r->n == r->cap && ring_grow(r) < 0)
-    return -1;
+    must(NULL, "a queue");
   if (front) {
     r->head = (r->head + r->cap - 1) % r->cap;
     r->v[r->head] = x;
@@ -120,7 +132,6 @@ static int ring_push(ring *r, void *x, int front) {
     r->v[(r->head + r->n) % r->cap] = x;
   }
   r->n++;
-  return 0;
 }
 
 static void *ring_at(const ring *r, size_t i) {
@@ -138,6 +149,8 @@ static void *ring_take(ring *r, size_t i) {
 }
 
 /* --- options ---------------------------------------------------------------- */
+
+static void farm_free(ft_farm *f);
 
 void ft_farm_options_init(ft_farm_options *o) {
   if (o == NULL)
@@ -178,7 +191,7 @@ ft_farm *ft_farm_create(const ft_farm_options *opts) {
   for (int r = 1; ok && r <= W; r++)
     ok = (f->w[r].runs = calloc((size_t)o.depth, sizeof(run))) != NULL;
   if (!ok || farm_reserve(&f->buf, &f->cap, 64 * 1024) < 0) {
-    ft_farm_destroy(f);
+    farm_free(f);
     return ftmw_fail(FT_ERR_NOMEM), NULL;
   }
   ftmw_ok();
@@ -196,12 +209,10 @@ static int duplicated(const ft_farm *f, int64_t id) {
 }
 
 static copy *new_copy(task *t, int backup) {
-  copy *c = calloc(1, sizeof(*c));
-  if (c) {
-    c->t = t;
-    c->backup = backup;
-    t->live++;
-  }
+  copy *c = must(calloc(1, sizeof(*c)), "a task copy");
+  c->t = t;
+  c->backup = backup;
+  t->live++;
   return c;
 }
 
@@ -230,35 +241,19 @@ int64_t ft_farm_submit(ft_farm *f, const void *in, size_t n) {
     return ftmw_fail(FT_ERR_TOO_BIG), -1;
   if (f->ntasks == f->tasks_cap) {
     int64_t cap = f->tasks_cap ? 2 * f->tasks_cap : 1024;
-    task **v = realloc(f->tasks, (size_t)cap * sizeof(*v));
-    if (v == NULL)
-      return ftmw_fail(FT_ERR_NOMEM), -1;
-    f->tasks = v;
+    f->tasks = must(realloc(f->tasks, (size_t)cap * sizeof(*f->tasks)),
+                    "the task table");
     f->tasks_cap = cap;
   }
-  task *t = calloc(1, sizeof(*t));
-  if (t == NULL || (n && (t->in = malloc(n)) == NULL)) {
-    free(t);
-    return ftmw_fail(FT_ERR_NOMEM), -1;
-  }
+  task *t = must(calloc(1, sizeof(*t)), "a task");
+  t->in = must(malloc(n ? n : 1), "a task's input");
   if (n)
     memcpy(t->in, in, n);
   t->in_len = n;
   t->id = f->ntasks;
   t->wanted = duplicated(f, t->id) ? 2 : 1;
-  for (int i = 0; i < t->wanted; i++) {
-    copy *c = new_copy(t, 0);
-    if (c == NULL || ring_push(&f->queue, c, 0) < 0) {
-      if (c) /* the ones queued before stay: they are complete copies */
-        free_copy(f, c);
-      if (i == 0) {
-        free_task(t);
-        return ftmw_fail(FT_ERR_NOMEM), -1;
-      }
-      t->wanted = 1;
-      break;
-    }
-  }
+  for (int i = 0; i < t->wanted; i++)
+    ring_push(&f->queue, new_copy(t, 0), 0);
   if (t->wanted == 2)
     f->s.duplicated++;
   f->tasks[f->ntasks++] = t;
@@ -276,11 +271,7 @@ static void finish(ft_farm *f, task *t, int status, int by,
   t->out = (ft_farm_result){.id = t->id, .status = status, .code = code,
                             .data = data, .len = len, .worker = by,
                             .attempts = t->dispatched, .resumed = t->resumed};
-  if (ring_push(&f->ready, t, 0) < 0) {
-    fprintf(stderr, "ftmw farm: out of memory delivering task %lld\n",
-            (long long)t->id);
-    abort(); /* a result cannot be dropped */
-  }
+  ring_push(&f->ready, t, 0);
   for (size_t i = 0; t->live > 0 && i < f->queue.n;) {
     copy *c = ring_at(&f->queue, i);
     if (c->t == t)
@@ -309,15 +300,57 @@ static int usable_workers(const ft_farm *f) {
   return n;
 }
 
-/* Whether worker r may take a copy of t: compared copies run on
- * different workers while there are enough of them. */
+/* Whether worker r gave an output of t or runs a copy of it now. */
+static int holds(const task *t, int r) {
+  for (int i = 0; i < t->nres; i++)
+    if (t->res[i].worker == r)
+      return 1;
+  for (int i = 0; i < t->nrunning; i++)
+    if (t->running[i] == r)
+      return 1;
+  return 0;
+}
+
+static void unrun(task *t, int r) {
+  for (int i = 0; i < t->nrunning; i++)
+    if (t->running[i] == r) {
+      t->running[i] = t->running[--t->nrunning];
+      return;
+    }
+}
+
+/* Whether worker r may take a copy of t. A backup, a compared copy and
+ * a vote go to a worker that has nothing of t: only outputs of different
+ * workers are compared (but for the two compared copies when one worker
+ * is left: then they both run on it). */
 static int eligible(const ft_farm *f, const task *t, int r) {
-  if (t->nused == 0 || (t->wanted == 1 && t->nres == 0 && t->live == 1))
-    return 1; /* a lone copy goes anywhere (also after a death) */
-  for (int i = 0; i < t->nused; i++)
-    if (t->used[i] == r)
-      return t->nused >= usable_workers(f);
-  return 1;
+  if (!holds(t, r))
+    return 1;
+  return t->wanted == 2 && t->nres < 2 && usable_workers(f) < 2;
+}
+
+/* Whether some usable worker can cast t's vote. */
+static int vote_possible(const ft_farm *f, const task *t) {
+  for (int r = 1; r <= f->W; r++)
+    if (!f->w[r].lost && !holds(t, r))
+      return 1;
+  return 0;
+}
+
+static void finish_mismatch(ft_farm *f, task *t);
+
+/* After workers were lost: a vote no worker left can cast is a mismatch. */
+static void drop_impossible_votes(ft_farm *f) {
+  for (size_t i = 0; i < f->queue.n;) {
+    task *t = ((copy *)ring_at(&f->queue, i))->t;
+    if (t->nres == 2 && !vote_possible(f, t)) {
+      free_copy(f, ring_take(&f->queue, i));
+      finish_mismatch(f, t);
+      i = 0; /* finish may have taken more */
+    } else {
+      i++;
+    }
+  }
 }
 
 static void worker_died(ft_farm *f, int r);
@@ -327,11 +360,9 @@ static void worker_died(ft_farm *f, int r);
 static int give(ft_farm *f, int r, copy *c) {
   task *t = c->t;
   worker *w = &f->w[r];
-  size_t len = FARM_TASK_HDR + t->in_len + c->ckpt_len;
-  if (farm_reserve(&f->msg, &f->msgcap, len) < 0) {
-    ring_push(&f->queue, c, 1);
-    return 0; /* tried again at the next event */
-  }
+  size_t len = FARM_TASK_HDR + t->in_len + c->ckpt_len; /* < 2^31 */
+  must(farm_reserve(&f->msg, &f->msgcap, len) == 0 ? f->msg : NULL,
+       "a task message");
   uint32_t no = ++f->next_run;
   ftmw_put64(f->msg, (uint64_t)t->id);
   ftmw_put32(f->msg + 8, no);
@@ -343,24 +374,25 @@ static int give(ft_farm *f, int r, copy *c) {
     memcpy(f->msg + FARM_TASK_HDR, t->in, t->in_len);
   if (c->ckpt_len)
     memcpy(f->msg + FARM_TASK_HDR + t->in_len, c->ckpt, c->ckpt_len);
+  if (ft_isend(f->msg, (int)len, FT_BYTE, r, FARM_TAG_TASK, NULL) == 0) {
+    if (ft_error() != FT_ERR_PEER_FAILED) /* cannot happen: a bug */
+      fprintf(stderr, "ftmw farm: cannot send task %lld to worker %d: %s\n",
+              (long long)t->id, r, ft_strerror(ft_error()));
+    /* It never reached r: back to the queue, not charged to the task. */
+    ring_push(&f->queue, c, 1);
+    worker_died(f, r);
+    return -1;
+  }
   run *u = &w->runs[(w->head + w->n) % f->o.depth];
   *u = (run){.c = c, .no = no, .start = f->now};
   w->n++;
   t->dispatched++;
-  if (t->nused < 2 * MAX_COPIES)
-    t->used[t->nused++] = r;
+  if (t->nrunning < MAX_RUNNING)
+    t->running[t->nrunning++] = r;
   f->s.dispatched++;
   if (c->ckpt) {
     t->resumed = 1;
     f->s.resumed++;
-  }
-  if (ft_isend(f->msg, (int)len, FT_BYTE, r, FARM_TAG_TASK, NULL) == 0) {
-    if (ft_error() != FT_ERR_PEER_FAILED) {
-      fprintf(stderr, "ftmw farm: cannot send task %lld to worker %d: %s\n",
-              (long long)t->id, r, ft_strerror(ft_error()));
-    }
-    worker_died(f, r); /* c goes back to the queue */
-    return -1;
   }
   return 0;
 }
@@ -393,13 +425,12 @@ static void fill_all(ft_farm *f) {
 
 /* --- failures --------------------------------------------------------------- */
 
-/* Worker r failed (a call just reported it). Its copies go back to the
- * front of the queue, in order; the one it was running is charged an
- * attempt; then r is restored, or lost. */
-static void worker_died(ft_farm *f, int r) {
+/* Worker r will not answer (it failed, or finished): its copies go back
+ * to the front of the queue, in order; with charge, the one it was
+ * running is charged an attempt. */
+static void drop_runs(ft_farm *f, int r, int charge) {
   worker *w = &f->w[r];
-  int stopped = w->stopping == 1, charged = w->stopping == 2;
-  f->s.worker_failures++;
+  int stopped = w->stopping == 1, charged = !charge || w->stopping == 2;
   for (int i = w->n - 1; i >= 0; i--) { /* back to front: pushed at front */
     run *u = &w->runs[(w->head + i) % f->o.depth];
     copy *c = u->c;
@@ -407,6 +438,7 @@ static void worker_died(ft_farm *f, int r) {
     if (c == NULL)
       continue;
     task *t = c->t;
+    unrun(t, r);
     if (i == 0 && !charged) { /* the one it was running */
       charged = 1;
       if (stopped)
@@ -425,14 +457,18 @@ static void worker_died(ft_farm *f, int r) {
       continue;
     }
     f->s.redispatched++;
-    if (ring_push(&f->queue, c, 1) < 0) {
-      fprintf(stderr, "ftmw farm: out of memory requeueing task %lld\n",
-              (long long)t->id);
-      abort();
-    }
+    ring_push(&f->queue, c, 1);
   }
   w->head = w->n = 0;
   w->stopping = 0;
+}
+
+/* Worker r failed (a call just reported it): its copies go back, then it
+ * is restored, or lost. */
+static void worker_died(ft_farm *f, int r) {
+  worker *w = &f->w[r];
+  f->s.worker_failures++;
+  drop_runs(f, r, 1);
   int restored = f->o.restore && ft_restore(r);
   if (f->timed) /* a spawn blocks: copies handed out next start now */
     f->now = ftmw_decided_ms();
@@ -445,6 +481,7 @@ static void worker_died(ft_farm *f, int r) {
             ft_strerror(ft_error()));
   w->lost = 1;
   f->s.lost_workers++;
+  drop_impossible_votes(f);
 }
 
 /* Every worker is lost: the tasks left cannot be done. */
@@ -480,12 +517,12 @@ static void compare_outputs(ft_farm *f, task *t) {
              t->res[0].len, 0);
     } else { /* a third copy, on a third worker, votes */
       f->s.mismatches++;
-      copy *c = new_copy(t, 0);
-      if (c == NULL || ring_push(&f->queue, c, 1) < 0) {
-        fprintf(stderr, "ftmw farm: out of memory voting on task %lld\n",
-                (long long)t->id);
-        abort();
+      if (!vote_possible(f, t)) {
+        finish_mismatch(f, t);
+        return;
       }
+      ring_push(&f->queue, new_copy(t, 0), 1);
+      fill_all(f);
       return;
     }
   } else { /* three outputs: two of them must agree */
@@ -495,14 +532,23 @@ static void compare_outputs(ft_farm *f, task *t) {
       win = 0, lose = 1;
     else if (agree(f, t, 1, 2))
       win = 1, lose = 0;
-    if (win < 0)
-      finish(f, t, FT_FARM_MISMATCH, 0, NULL, 0, 0);
-    else
-      finish(f, t, FT_FARM_OK, t->res[win].worker, t->res[win].data,
-             t->res[win].len, 0);
-    t->out.outvoted = win < 0 ? 0 : t->res[lose].worker;
+    if (win < 0) {
+      finish_mismatch(f, t);
+      return;
+    }
+    finish(f, t, FT_FARM_OK, t->res[win].worker, t->res[win].data,
+           t->res[win].len, 0);
+    t->out.outvoted = t->res[lose].worker;
   }
   t->out.mismatch = t->nres == 3;
+  for (int i = 0; i < t->nres; i++)
+    t->out.workers[i] = t->res[i].worker;
+}
+
+/* A compared task whose outputs no majority of workers agrees on. */
+static void finish_mismatch(ft_farm *f, task *t) {
+  finish(f, t, FT_FARM_MISMATCH, 0, NULL, 0, 0);
+  t->out.mismatch = 1;
   for (int i = 0; i < t->nres; i++)
     t->out.workers[i] = t->res[i].worker;
 }
@@ -545,6 +591,7 @@ static void on_result(ft_farm *f, int r, run *u, const uint8_t *b, size_t n) {
     return; /* a cancelled copy: its task is done */
   task *t = c->t;
   int backup = c->backup;
+  unrun(t, r);
   free_copy(f, c);
   if (f->timed)
     note_duration(f, f->now - start);
@@ -554,12 +601,7 @@ static void on_result(ft_farm *f, int r, run *u, const uint8_t *b, size_t n) {
     finish(f, t, FT_FARM_TASK_ERROR, r, NULL, 0, code);
     return;
   }
-  uint8_t *data = malloc(len ? len : 1);
-  if (data == NULL) {
-    fprintf(stderr, "ftmw farm: out of memory for task %lld's output\n",
-            (long long)t->id);
-    abort();
-  }
+  uint8_t *data = must(malloc(len ? len : 1), "a task's output");
   memcpy(data, b + FARM_REPLY_HDR, len);
   t->res[t->nres].data = data;
   t->res[t->nres].len = len;
@@ -579,12 +621,13 @@ static void on_checkpoint(ft_farm *f, run *u, const uint8_t *b, size_t n) {
   if (c == NULL)
     return;
   size_t len = n - FARM_REPLY_HDR;
-  uint8_t *k = malloc(len ? len : 1);
-  if (k == NULL) {
-    fprintf(stderr, "ftmw farm: out of memory for a checkpoint of task "
-                    "%lld (the last one is kept)\n", (long long)c->t->id);
+  if (len > (size_t)INT32_MAX - FARM_TASK_HDR - c->t->in_len) {
+    fprintf(stderr, "ftmw farm: a checkpoint of task %lld is too big to "
+                    "send with the task (%zu bytes): the last one is kept\n",
+            (long long)c->t->id, len);
     return;
   }
+  uint8_t *k = must(malloc(len ? len : 1), "a checkpoint");
   memcpy(k, b + FARM_REPLY_HDR, len);
   f->s.checkpoint_bytes += len - c->ckpt_len;
   free(c->ckpt);
@@ -665,13 +708,7 @@ static int64_t act_on_time(ft_farm *f, int fire) {
       run *u = &w->runs[(w->head + i) % f->o.depth];
       if (u->c == NULL || u->c->t->wanted != 1 || u->c->t->live != 1)
         continue;
-      copy *c = new_copy(u->c->t, 1);
-      if (c == NULL)
-        return next;
-      if (ring_push(&f->queue, c, 0) < 0) {
-        free_copy(f, c);
-        return next;
-      }
+      ring_push(&f->queue, new_copy(u->c->t, 1), 0);
       f->s.backups++;
       fill_all(f);
       idle = 0;
@@ -720,16 +757,19 @@ static int next_event(ft_farm *f) {
  * an error the farm cannot handle. */
 static int take(ft_farm *f, int64_t ms) {
   FT_Status st;
-  int timed_out;
-  int n = ftmw_recv_any_within(f->buf, (int)f->cap, FT_BYTE, FT_ANY_TAG, ms,
-                               &st, &timed_out);
+  int timed_out, n, err;
+  /* A message larger than the buffer stays queued: taken again at once,
+   * with no other decided call between (a replica's same receive follows
+   * the one decision). */
+  while ((n = ftmw_recv_any_within(f->buf, (int)f->cap, FT_BYTE, FT_ANY_TAG,
+                                   ms, &st, &timed_out)) == 0 &&
+         (err = ft_error()) == FT_ERR_TRUNCATE)
+    must(farm_reserve(&f->buf, &f->cap, (size_t)st.count) == 0 ? f->buf
+                                                                 : NULL,
+         "a message");
   if (timed_out)
     return 0;
-  int err = ft_error();
-  if (n == 0 && err == FT_ERR_TRUNCATE)
-    return farm_reserve(&f->buf, &f->cap, (size_t)st.count) < 0
-               ? ftmw_fail(FT_ERR_NOMEM), -1
-               : 1;
+  err = ft_error();
   if (n == 0 && err == FT_ERR_PEER_FAILED && st.source >= 1 &&
       st.source <= f->W) {
     worker_died(f, st.source);
@@ -738,8 +778,10 @@ static int take(ft_farm *f, int64_t ms) {
   }
   if (n == 0 && err != FT_SUCCESS) {
     if (err == FT_ERR_PEER_FINALIZED) { /* nobody will answer any more */
-      for (int r = 1; r <= f->W; r++)
+      for (int r = 1; r <= f->W; r++) {
+        drop_runs(f, r, 0);
         f->w[r].lost = 1;
+      }
       return 1;
     }
     return -1;
@@ -812,12 +854,8 @@ void ft_farm_stats_get(const ft_farm *f, ft_farm_stats *s) {
     *s = f->s;
 }
 
-int ft_farm_destroy(ft_farm *f) {
-  if (f == NULL)
-    return 0;
-  for (int r = 1; f->w && r <= f->W; r++)
-    if (!f->w[r].lost && f->w[r].runs) /* a dead one is told nothing */
-      ft_send(NULL, 0, FT_BYTE, r, FARM_TAG_STOP);
+/* Frees everything the farm holds (no message). */
+static void farm_free(ft_farm *f) {
   while (f->queue.n > 0)
     free_copy(f, ring_take(&f->queue, 0));
   for (int r = 1; f->w && r <= f->W; r++) {
@@ -839,6 +877,15 @@ int ft_farm_destroy(ft_farm *f) {
   free(f->buf);
   free(f->msg);
   free(f);
+}
+
+int ft_farm_destroy(ft_farm *f) {
+  if (f == NULL)
+    return ftmw_fail(FT_ERR_NULL_ARG);
+  for (int r = 1; r <= f->W; r++)
+    if (!f->w[r].lost) /* a dead one is told nothing */
+      ft_send(NULL, 0, FT_BYTE, r, FARM_TAG_STOP);
+  farm_free(f);
   ftmw_ok();
   return 1;
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "farm_wire.h"
 #include "ftmw_impl.h"
@@ -90,15 +91,22 @@ static int parse_task(const uint8_t *b, size_t len, ft_farm_task *t) {
   return 0;
 }
 
+/* The worker cannot go on with the farm: it leaves the job as a crashed
+ * worker would, so that the master restores it and hands its copies out
+ * again, instead of waiting for answers that would never come. */
+static void leave(const char *why, int tag, size_t n) {
+  fprintf(stderr, "ftmw farm: worker %d: %s (tag %d, %zu bytes): leaving "
+                  "the job\n", ftmw_job.id, why, tag, n);
+  _exit(70);
+}
+
 /* Runs fn on t and sends its result. Returns 1, or 0 when the master is
  * gone. */
 static int run_task(ft_farm_task *t, ft_farm_fn fn, void *ctx) {
   t->out_len = 0;
   int code = fn(t, ctx);
-  if (t->out_len == 0 && farm_reserve(&t->out, &t->out_cap, FARM_REPLY_HDR) < 0) {
-    fprintf(stderr, "ftmw farm: worker out of memory\n");
-    return 0;
-  }
+  if (t->out_len == 0 && farm_reserve(&t->out, &t->out_cap, FARM_REPLY_HDR) < 0)
+    leave("out of memory for a result", FARM_TAG_RESULT, FARM_REPLY_HDR);
   if (code != 0 || t->out_len == 0)
     t->out_len = FARM_REPLY_HDR; /* an error carries no output */
   ftmw_put64(t->out, (uint64_t)t->id);
@@ -116,18 +124,14 @@ int ft_farm_work(ft_farm_fn fn, void *ctx) {
   size_t cap = 0;
   ft_farm_task t = {0};
   int rc = 0;
-  if (farm_reserve(&buf, &cap, 64 * 1024) < 0) {
-    ftmw_fail(FT_ERR_NOMEM);
-    return 0;
-  }
+  if (farm_reserve(&buf, &cap, 64 * 1024) < 0)
+    leave("out of memory for a receive buffer", 0, 64 * 1024);
   for (;;) {
     FT_Status st;
     int n = ft_recv(buf, (int)cap, FT_BYTE, 0, FT_ANY_TAG, &st);
     if (n == 0 && ft_error() == FT_ERR_TRUNCATE) { /* still queued */
-      if (farm_reserve(&buf, &cap, (size_t)st.count) < 0) {
-        fprintf(stderr, "ftmw farm: no memory for a %d-byte task\n", st.count);
-        break;
-      }
+      if (farm_reserve(&buf, &cap, (size_t)st.count) < 0)
+        leave("out of memory for a task", st.tag, (size_t)st.count);
       continue;
     }
     if (n == 0 && ft_error() != FT_SUCCESS)
@@ -136,13 +140,9 @@ int ft_farm_work(ft_farm_fn fn, void *ctx) {
       rc = 1;
       break;
     }
-    if (st.tag != FARM_TAG_TASK || parse_task(buf, (size_t)n, &t) < 0) {
-      fprintf(stderr, "ftmw farm: worker got a message that is not a farm "
-                      "task (tag %d, %d bytes): is another program's "
-                      "code sending to it?\n", st.tag, n);
-      ftmw_fail(FT_ERR_PROTOCOL);
-      break;
-    }
+    if (st.tag != FARM_TAG_TASK || parse_task(buf, (size_t)n, &t) < 0)
+      leave("got a message that is not a farm task (does the master make "
+            "other ft_* calls inside the farm?)", st.tag, (size_t)n);
     if (!run_task(&t, fn, ctx))
       break;
   }

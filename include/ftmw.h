@@ -81,8 +81,7 @@ typedef enum {
   XX(ERR_MPI, "the MPI library failed")                                        \
   XX(ERR_NETWORK, "network set-up failed")                                     \
   XX(ERR_INTERNAL, "internal error")                                           \
-  XX(ERR_OPTION, "an option is out of range")                                  \
-  XX(ERR_PROTOCOL, "a message that breaks the farm's protocol")
+  XX(ERR_OPTION, "an option is out of range")
 
 typedef enum {
 #define FT_ERRNO_GEN(name, msg) FT_##name,

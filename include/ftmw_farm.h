@@ -115,7 +115,10 @@ FTMW_EXPORT void ft_farm_options_init(ft_farm_options *o);
 FTMW_EXPORT ft_farm *ft_farm_create(const ft_farm_options *o);
 
 /* Queues a task (its n bytes are copied). Returns its id, 0, 1, 2... in
- * submission order, or -1 with ft_error() set. */
+ * submission order, or -1 with ft_error() set (FT_ERR_NULL_ARG,
+ * FT_ERR_BUFFER, FT_ERR_TOO_BIG past 2 GiB). Out of memory in the farm's
+ * state, a master leaves the job (abort): every master must hold the
+ * same state. */
 FTMW_EXPORT int64_t ft_farm_submit(ft_farm *f, const void *in, size_t n);
 
 /* Delivers the next result in completion order, waiting for one. Returns
@@ -133,7 +136,7 @@ FTMW_EXPORT int64_t ft_farm_run(ft_farm *f, ft_farm_result_fn fn, void *ctx);
 FTMW_EXPORT void ft_farm_stats_get(const ft_farm *f, ft_farm_stats *s);
 
 /* Tells every worker to leave ft_farm_work and frees the farm. Returns 1,
- * or 0 when f is NULL. */
+ * or 0 when f is NULL (FT_ERR_NULL_ARG). */
 FTMW_EXPORT int ft_farm_destroy(ft_farm *f);
 
 /* --- worker ---------------------------------------------------------------- */
@@ -147,9 +150,10 @@ typedef struct ft_farm_task ft_farm_task;
 typedef int (*ft_farm_fn)(ft_farm_task *t, void *ctx);
 
 /* Runs fn on each task the master sends, until the master destroys the
- * farm (returns 1) or every master is gone (returns 0; also, with
- * FT_ERR_PROTOCOL, when a message that is not the farm's arrives: the
- * master runs other code than the farm). Worker only. */
+ * farm (returns 1) or every master is gone (returns 0). A worker that
+ * gets a message that is not the farm's, or runs out of memory, says so
+ * on stderr and leaves the job (exit status 70), as a crashed worker:
+ * the master restores it and hands its tasks out again. Worker only. */
 FTMW_EXPORT int ft_farm_work(ft_farm_fn fn, void *ctx);
 
 FTMW_EXPORT int64_t ft_farm_task_id(const ft_farm_task *t);

@@ -8,9 +8,11 @@
  *   --die-at ID:STEP      a worker started at launch dies at step STEP
  *                         of task ID, unless the task came with a
  *                         checkpoint (--steps)
- *   --stall ID@RANK:MS    worker RANK stops (SIGSTOP) for MS ms in the
- *                         first task it runs from task ID on
+ *   --stall ID@RANK:MS    worker RANK, started at launch, stops (SIGSTOP)
+ *                         for MS ms in the first task it runs from task
+ *                         ID on
  *   --corrupt RANK        worker RANK flips a byte of every output
+ *   --out-bytes N         each output carries N more bytes (checked)
  *   --steps S             each task is S steps of --work-us each, with a
  *                         checkpoint after each step (--no-resume: a
  *                         restarted task ignores it and starts over)
@@ -34,7 +36,7 @@
 #include <unistd.h>
 
 typedef struct {
-  int64_t tasks;
+  int64_t tasks, out_bytes;
   long work_us, steps;
   int resume;
   int64_t poison, die_id, die_step, stall_id, stall_rank, stall_ms;
@@ -79,6 +81,12 @@ static void stall(long ms) {
   }
 }
 
+/* The N bytes an output carries after its value v. */
+static void padding(uint64_t v, uint8_t *b, int64_t n) {
+  for (int64_t i = 0; i < n; i++)
+    b[i] = (uint8_t)((v >> (i % 8 * 8)) ^ (uint64_t)i);
+}
+
 /* --- worker ---------------------------------------------------------------- */
 
 /* A task: the input is 8 bytes, x; the state after step k is
@@ -103,7 +111,7 @@ static int work(ft_farm_task *t, void *ctx) {
     if (die && (int64_t)st[0] == o->die_step)
       _exit(9);
     if (o->stall_id >= 0 && id >= o->stall_id && my_rank == o->stall_rank &&
-        !stalled) {
+        from_launch && !stalled) {
       stalled = 1;
       stall(o->stall_ms);
     }
@@ -118,7 +126,15 @@ static int work(ft_farm_task *t, void *ctx) {
   }
   if (my_rank == o->corrupt)
     st[1] ^= 0x100; /* a silent error: one flipped bit */
-  return ft_farm_reply(t, &st[1], sizeof(st[1])) ? 0 : 5;
+  size_t len = sizeof(uint64_t) + (size_t)o->out_bytes;
+  uint8_t *out = malloc(len);
+  if (out == NULL)
+    return 12; /* ENOMEM */
+  memcpy(out, &st[1], sizeof(uint64_t));
+  padding(st[1], out + sizeof(uint64_t), o->out_bytes);
+  int ok = ft_farm_reply(t, out, len);
+  free(out);
+  return ok ? 0 : 5;
 }
 
 /* --- master ---------------------------------------------------------------- */
@@ -142,10 +158,17 @@ static int master(const options *o) {
   int out = o->every_master || ft_is_primary();
   ft_farm_result r;
   int rc;
+  size_t len = sizeof(uint64_t) + (size_t)o->out_bytes;
+  uint8_t *pad = malloc((size_t)o->out_bytes + 1);
+  if (pad == NULL)
+    return 1;
   while ((rc = ft_farm_next(f, &r)) == 1) {
-    if (r.status == FT_FARM_OK && r.len == sizeof(uint64_t)) {
-      uint64_t v;
+    uint64_t v = 0;
+    if (r.status == FT_FARM_OK && r.len == len)
       memcpy(&v, r.data, sizeof(v));
+    if (r.status == FT_FARM_OK && r.len == len &&
+        (padding(v, pad, o->out_bytes),
+         memcmp(pad, (const uint8_t *)r.data + sizeof(v), (size_t)o->out_bytes) == 0)) {
       checksum += mix(v ^ (uint64_t)r.id);
       ok++;
     } else {
@@ -163,6 +186,7 @@ static int master(const options *o) {
              r.id, r.attempts);
   }
   double secs = now_s() - t0;
+  free(pad);
   if (rc < 0) {
     fprintf(stderr, "taskfarm: %s\n", ft_strerror(ft_error()));
     return 1;
@@ -197,6 +221,7 @@ static void usage(FILE *f) {
       "Usage: taskfarm [OPTIONS]   (run it with ftmwrun -w W taskfarm ...)\n"
       "  --tasks N          tasks (default 200)\n"
       "  --work-us U        work per task (or per step), microseconds (1000)\n"
+      "  --out-bytes N      each output carries N more bytes (0)\n"
       "  --steps S          steps per task, a checkpoint after each (0: none)\n"
       "  --no-resume        a task restarted after a death starts over\n"
       "  --depth D          tasks in flight per worker (2)\n"
@@ -219,6 +244,7 @@ static int parse_i64(const char *s, int64_t *v) {
 static int parse(int argc, char **argv, options *o) {
   static const struct option opts[] = {
       {"tasks", 1, 0, 't'},     {"work-us", 1, 0, 'u'},
+      {"out-bytes", 1, 0, 'o'},
       {"steps", 1, 0, 'S'},     {"no-resume", 0, 0, 'R'},
       {"depth", 1, 0, 'd'},     {"attempts", 1, 0, 'a'},
       {"time-limit", 1, 0, 'T'}, {"backup", 1, 0, 'b'},
@@ -239,6 +265,7 @@ static int parse(int argc, char **argv, options *o) {
     switch (c) {
     case 't': ok = parse_i64(optarg, &o->tasks); break;
     case 'u': ok = parse_i64(optarg, &v); o->work_us = (long)v; break;
+    case 'o': ok = parse_i64(optarg, &o->out_bytes) && o->out_bytes < (1 << 30); break;
     case 'S': ok = parse_i64(optarg, &v); o->steps = (long)v; break;
     case 'R': o->resume = 0; break;
     case 'd': ok = parse_i64(optarg, &v) && v >= 1; o->o.depth = (int)v; break;

@@ -732,8 +732,8 @@ enum { FARM_SIZES = 6, FARM_MORE = 5 };
 static const size_t farm_size[FARM_SIZES] = {0, 1, 7, 1000, 65536, 200000};
 
 /* Output: the input reversed. Task 3 fails with code 7; task 5's first
- * copy breaks the protocol (a plain ft_send to the master): its worker is
- * stopped and restored, and the second copy does the task. */
+ * copy breaks the protocol (a plain ft_send to the master) and waits: its
+ * worker is stopped and restored, and the second copy does the task. */
 static int farm_fn(ft_farm_task *t, void *ctx) {
   (void)ctx;
   size_t n;
@@ -743,6 +743,8 @@ static int farm_fn(ft_farm_task *t, void *ctx) {
   if (ft_farm_task_id(t) == 5 && ft_farm_attempt(t) == 1) {
     int x = 1;
     ft_send(&x, 1, FT_INT, 0, 1);
+    for (;;) /* until the master's FENCE ends this process */
+      pause();
   }
   unsigned char *out = malloc(n ? n : 1);
   for (size_t i = 0; i < n; i++)
