@@ -13,6 +13,7 @@
  *                         ID on
  *   --corrupt RANK        worker RANK flips a byte of every output
  *   --out-bytes N         each output carries N more bytes (checked)
+ *   --ckpt-bytes N        each checkpoint carries N more bytes
  *   --steps S             each task is S steps of --work-us each, with a
  *                         checkpoint after each step (--no-resume: a
  *                         restarted task ignores it and starts over)
@@ -36,7 +37,7 @@
 #include <unistd.h>
 
 typedef struct {
-  int64_t tasks, out_bytes;
+  int64_t tasks, out_bytes, ckpt_bytes;
   long work_us, steps;
   int resume;
   int64_t poison, die_id, die_step, stall_id, stall_rank, stall_ms;
@@ -87,6 +88,19 @@ static void padding(uint64_t v, uint8_t *b, int64_t n) {
     b[i] = (uint8_t)((v >> (i % 8 * 8)) ^ (uint64_t)i);
 }
 
+/* This process's peak resident memory (VmHWM), in kB, or -1. */
+static long peak_rss_kb(void) {
+  FILE *f = fopen("/proc/self/status", "r");
+  char line[256];
+  long kb = -1;
+  while (f && fgets(line, sizeof(line), f))
+    if (sscanf(line, "VmHWM: %ld", &kb) == 1)
+      break;
+  if (f)
+    fclose(f);
+  return kb;
+}
+
 /* --- worker ---------------------------------------------------------------- */
 
 /* A task: the input is 8 bytes, x; the state after step k is
@@ -102,7 +116,7 @@ static int work(ft_farm_task *t, void *ctx) {
   memcpy(&st[1], in, sizeof(uint64_t));
   const void *saved = ft_farm_resumed(t, &n);
   int die = id == o->die_id && saved == NULL && from_launch;
-  if (saved && o->resume && n == sizeof(st))
+  if (saved && o->resume && n == sizeof(st) + (size_t)o->ckpt_bytes)
     memcpy(st, saved, sizeof(st));
   if (id == o->poison)
     _exit(9);
@@ -120,7 +134,14 @@ static int work(ft_farm_task *t, void *ctx) {
     st[1] = mix(st[1] + st[0]);
     if (o->steps > 0 && st[0] + 1 < (uint64_t)steps) {
       uint64_t next[2] = {st[0] + 1, st[1]};
-      if (!ft_farm_checkpoint(t, next, sizeof(next)))
+      size_t len = sizeof(next) + (size_t)o->ckpt_bytes;
+      uint8_t *k = calloc(1, len);
+      if (k == NULL)
+        return 12; /* ENOMEM */
+      memcpy(k, next, sizeof(next));
+      int ok = ft_farm_checkpoint(t, k, len);
+      free(k);
+      if (!ok)
         return 5;
     }
   }
@@ -206,6 +227,7 @@ static int master(const options *o) {
            "\n", s.duplicated, s.mismatches, s.votes);
     printf("checkpoints %" PRId64 " resumed %" PRId64 " checkpoint_peak %zu\n",
            s.checkpoints, s.resumed, s.checkpoint_peak);
+    printf("master_peak_rss_kb %ld\n", peak_rss_kb());
     printf("dispatched %" PRId64 " redispatched %" PRId64 "\n", s.dispatched,
            s.redispatched);
     printf("time %.6f\ntasks_per_s %.1f\n", secs, (double)o->tasks / secs);
@@ -222,6 +244,7 @@ static void usage(FILE *f) {
       "  --tasks N          tasks (default 200)\n"
       "  --work-us U        work per task (or per step), microseconds (1000)\n"
       "  --out-bytes N      each output carries N more bytes (0)\n"
+      "  --ckpt-bytes N     each checkpoint carries N more bytes (0)\n"
       "  --steps S          steps per task, a checkpoint after each (0: none)\n"
       "  --no-resume        a task restarted after a death starts over\n"
       "  --depth D          tasks in flight per worker (2)\n"
@@ -244,7 +267,7 @@ static int parse_i64(const char *s, int64_t *v) {
 static int parse(int argc, char **argv, options *o) {
   static const struct option opts[] = {
       {"tasks", 1, 0, 't'},     {"work-us", 1, 0, 'u'},
-      {"out-bytes", 1, 0, 'o'},
+      {"out-bytes", 1, 0, 'o'},  {"ckpt-bytes", 1, 0, 'K'},
       {"steps", 1, 0, 'S'},     {"no-resume", 0, 0, 'R'},
       {"depth", 1, 0, 'd'},     {"attempts", 1, 0, 'a'},
       {"time-limit", 1, 0, 'T'}, {"backup", 1, 0, 'b'},
@@ -266,6 +289,7 @@ static int parse(int argc, char **argv, options *o) {
     case 't': ok = parse_i64(optarg, &o->tasks); break;
     case 'u': ok = parse_i64(optarg, &v); o->work_us = (long)v; break;
     case 'o': ok = parse_i64(optarg, &o->out_bytes) && o->out_bytes < (1 << 30); break;
+    case 'K': ok = parse_i64(optarg, &o->ckpt_bytes) && o->ckpt_bytes < (1 << 30); break;
     case 'S': ok = parse_i64(optarg, &v); o->steps = (long)v; break;
     case 'R': o->resume = 0; break;
     case 'd': ok = parse_i64(optarg, &v) && v >= 1; o->o.depth = (int)v; break;
