@@ -10,7 +10,8 @@
  *                         checkpoint (--steps)
  *   --stall ID@RANK:MS    worker RANK, started at launch, stops (SIGSTOP)
  *                         for MS ms in the first task it runs from task
- *                         ID on
+ *                         ID on (--slow: sleeps instead; its library
+ *                         still answers)
  *   --corrupt RANK        worker RANK flips a byte of every output
  *   --out-bytes N         each output carries N more bytes (checked)
  *   --ckpt-bytes N        each checkpoint carries N more bytes
@@ -41,7 +42,7 @@ typedef struct {
   long work_us, steps;
   int resume;
   int64_t poison, die_id, die_step, stall_id, stall_rank, stall_ms;
-  int corrupt, every_master, quiet;
+  int corrupt, every_master, quiet, slow;
   ft_farm_options o;
 } options;
 
@@ -127,7 +128,10 @@ static int work(ft_farm_task *t, void *ctx) {
     if (o->stall_id >= 0 && id >= o->stall_id && my_rank == o->stall_rank &&
         from_launch && !stalled) {
       stalled = 1;
-      stall(o->stall_ms);
+      if (o->slow)
+        sleep_us(o->stall_ms * 1000);
+      else
+        stall(o->stall_ms);
     }
     if (o->work_us > 0)
       sleep_us(o->work_us);
@@ -253,7 +257,8 @@ static void usage(FILE *f) {
       "  --backup K         back up tasks running K x the median (3; 0: off)\n"
       "  --duplicate F      fraction of tasks run twice and compared (0)\n"
       "  --no-restore       do not restore dead workers\n"
-      "  --poison ID | --die-at ID:STEP | --stall ID@RANK:MS | --corrupt RANK\n"
+      "  --poison ID | --die-at ID:STEP | --stall ID@RANK:MS [--slow] |\n"
+      "  --corrupt RANK\n"
       "  --every-master     every master replica prints (tests)\n"
       "  --quiet            no line per resumed task\n");
 }
@@ -274,6 +279,7 @@ static int parse(int argc, char **argv, options *o) {
       {"duplicate", 1, 0, 'D'}, {"no-restore", 0, 0, 'n'},
       {"poison", 1, 0, 'p'},    {"die-at", 1, 0, 'x'},
       {"stall", 1, 0, 's'},     {"corrupt", 1, 0, 'c'},
+      {"slow", 0, 0, 'L'},
       {"every-master", 0, 0, 'e'}, {"quiet", 0, 0, 'q'},
       {"help", 0, 0, 'h'},      {0, 0, 0, 0}};
   *o = (options){.tasks = 200, .work_us = 1000, .resume = 1, .poison = -1,
@@ -311,6 +317,7 @@ static int parse(int argc, char **argv, options *o) {
                   &o->stall_rank, &o->stall_ms) == 3;
       break;
     case 'c': ok = parse_i64(optarg, &v); o->corrupt = (int)v; break;
+    case 'L': o->slow = 1; break;
     case 'e': o->every_master = 1; break;
     case 'q': o->quiet = 1; break;
     case 'h': usage(stdout); return 1;

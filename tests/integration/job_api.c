@@ -795,6 +795,60 @@ static int farm_got(const ft_farm_result *r, void *ctx) {
   return 0;
 }
 
+/* The second farm's outputs: the worker's rank, then the input. */
+static int farm_rank;
+static int farm_tagged(ft_farm_task *t, void *ctx) {
+  (void)ctx;
+  size_t n;
+  const unsigned char *in = ft_farm_input(t, &n);
+  unsigned char out[64];
+  if (n > sizeof(out) - 1)
+    return 22;
+  out[0] = (unsigned char)farm_rank;
+  memcpy(out + 1, in, n);
+  return ft_farm_reply(t, out, n + 1) ? 0 : 5;
+}
+
+/* A comparator that ignores the first byte (the rank). */
+static int farm_compare(const void *a, size_t alen, const void *b, size_t blen,
+                        void *ctx) {
+  ++*(int *)ctx;
+  return alen != blen || alen < 1 ||
+         memcmp((const char *)a + 1, (const char *)b + 1, alen - 1) != 0;
+}
+
+/* Every task run twice, compared by farm_compare: the outputs differ in
+ * their first byte, the comparator says they agree. */
+static void farm_compared(void) {
+  ft_farm_options o;
+  ft_farm_options_init(&o);
+  int calls = 0;
+  o.duplicate = 1;
+  o.compare = farm_compare;
+  o.compare_ctx = &calls;
+  ft_farm *f = ft_farm_create(&o);
+  CHECK(f != NULL, "create the compared farm: %s", ft_errname(ft_error()));
+  for (int i = 0; i < 10; i++)
+    CHECK(ft_farm_submit(f, &i, sizeof(i)) == i, "submit %d", i);
+  ft_farm_result r;
+  int n = 0;
+  while (ft_farm_next(f, &r) == 1) {
+    int x;
+    CHECK(r.status == FT_FARM_OK && !r.mismatch && r.len == 1 + sizeof(x) &&
+              (memcpy(&x, (const char *)r.data + 1, sizeof(x)), x == r.id),
+          "compared task %lld: status %d mismatch %d", (long long)r.id, r.status,
+          r.mismatch);
+    n++;
+  }
+  ft_farm_stats s;
+  ft_farm_stats_get(f, &s);
+  CHECK(n == 10 && calls == 10 && s.duplicated == 10 && s.mismatches == 0 &&
+            s.dispatched == 20, "%d results, %d comparisons, %lld duplicated, "
+        "%lld mismatches, %lld dispatched", n, calls, (long long)s.duplicated,
+        (long long)s.mismatches, (long long)s.dispatched);
+  CHECK(ft_farm_destroy(f) == 1, "destroy the compared farm");
+}
+
 static void farm_master(void) {
   ft_farm_options o;
   ft_farm_options_init(&o);
@@ -833,13 +887,17 @@ static void farm_master(void) {
         "%lld restores", (long long)s.submitted, (long long)s.delivered,
         (long long)s.worker_failures, (long long)s.restores);
   CHECK(ft_farm_destroy(f) == 1 && ft_farm_destroy(NULL) == 0, "destroy");
+  farm_compared();
 }
 
-static void farm_worker(void) {
+static void farm_worker(int rank) {
+  farm_rank = rank;
   CHECK(ft_farm_create(NULL) == NULL && ft_error() == FT_ERR_ROLE, "create in a worker");
   expect_err(ft_farm_reply(NULL, "x", 1), 0, FT_ERR_NULL_ARG, "reply to NULL");
   expect_err(ft_farm_work(NULL, NULL), 0, FT_ERR_NULL_ARG, "work without fn");
   CHECK(ft_farm_work(farm_fn, NULL) == 1, "work: %s", ft_errname(ft_error()));
+  CHECK(ft_farm_work(farm_tagged, NULL) == 1, "work on the compared farm: %s",
+        ft_errname(ft_error()));
 }
 
 int main(int argc, char **argv) {
@@ -872,7 +930,7 @@ int main(int argc, char **argv) {
   else if (strcmp(mode, "orphan") == 0)
     orphan(rank, W);
   else if (strcmp(mode, "farm") == 0)
-    rank == 0 ? farm_master() : farm_worker();
+    rank == 0 ? farm_master() : farm_worker(rank);
   else
     CHECK(0, "unknown mode %s", mode);
   CHECK(ft_finalize() == 1, "finalize");
