@@ -1,6 +1,6 @@
 #!/bin/bash
-# Chaos harness: runs many random FTMW jobs (farm, multistart, fig4_6; Open
-# MPI spawn or static mode, MPICH static mode; 2..5 workers, 0..2 master
+# Chaos harness: runs many random FTMW jobs (farm, multistart, fig4_6,
+# taskfarm; Open MPI spawn or static mode, MPICH static mode; 2..5 workers, 0..2 master
 # replicas, 0..2 spares) with 0 to 3 random faults each (kill -9 of a worker
 # or a master, short or long SIGSTOP pauses) and checks every one: exit
 # status, result against a fault-free reference, no process left behind, no
@@ -75,7 +75,7 @@ for pair in "openmpi:$ompi_dir" "mpich:$mpich_dir"; do
   [ -n "$dir" ] || continue
   dir=$(cd "$dir" 2>/dev/null && pwd) || die "--$name: no directory '${pair#*:}'"
   [ -x "$dir/ftmwrun" ] || die "--$name: no $dir/ftmwrun"
-  for p in farm multistart fig4_6; do
+  for p in farm multistart fig4_6 taskfarm; do
     [ -x "$dir/examples/$p" ] || die "--$name: no $dir/examples/$p"
   done
   mpis+=("$name")
@@ -366,7 +366,7 @@ one_run() {
   local mpi mode prog W M S=0 args est dir
   rnd 0 $((${#mpis[@]} - 1)); mpi=${mpis[R]}
   if [ "$mpi" = openmpi ]; then rnd 0 1; mode=$([ $R = 0 ] && echo spawn || echo static); else mode=static; fi
-  rnd 0 2; prog=$(case $R in 0) echo farm;; 1) echo multistart;; 2) echo fig4_6;; esac)
+  rnd 0 3; prog=$(case $R in 0) echo farm;; 1) echo multistart;; 2) echo fig4_6;; 3) echo taskfarm;; esac)
   rnd 2 5; W=$R
   rnd 0 2; M=$R
   if [ "$mode" = static ]; then rnd 0 2; S=$R; fi
@@ -382,6 +382,15 @@ one_run() {
       # ...taking the results by posted receives in one pipelined run of two.
       if [ "${ks[R]}" -gt 1 ]; then rnd 0 1; [ "$R" = 1 ] && args="$args --posted"; fi
       est=$((t * u / W / 1000))
+      refw=2;; # the checksum does not depend on W
+    taskfarm) # the farm layer: it restores and hands out again by itself
+      local tasks=(400 800 320) work=(20000 10000 25000)
+      rnd 0 2; local t=${tasks[R]} u=${work[R]}
+      args="--every-master --quiet --tasks $t --work-us $u --attempts 5"
+      # Every task compared in one run of three (2 workers at least).
+      rnd 0 2; [ "$R" = 0 ] && args="$args --duplicate 1"
+      est=$((t * u / W / 1000))
+      case $args in *duplicate*) est=$((est * 2));; esac
       refw=2;; # the checksum does not depend on W
     multistart)
       local fns=(rastrigin rosenbrock ackley) ks=(6 8 10)
@@ -548,6 +557,16 @@ one_run() {
         n_ck=$(grep -c -x "checksum $ck" "$rd/out")
         bad=$(grep -E '^(tasks|checksum) ' "$rd/out" | grep -v -x -E "tasks $t/$t failures [0-9]+ restores [0-9]+ duplicates 0|checksum $ck" | head -1)
         if [ -n "$bad" ]; then reasons+=("wrong result line '$bad' (want checksum $ck, $t/$t tasks, 0 duplicates)")
+        elif [ "$n_ok" -ne "$live_m" ] || [ "$n_ck" -ne "$live_m" ]; then
+          reasons+=("$n_ok result lines and $n_ck checksum lines, want $live_m (one per surviving master)")
+        fi;;
+      taskfarm)
+        local ck n_ok n_ck bad
+        ck=$(sed -n 's/^checksum //p' "$ref_file.ok")
+        n_ok=$(grep -c -x "tasks $t ok $t not_ok 0" "$rd/out")
+        n_ck=$(grep -c -x "checksum $ck" "$rd/out")
+        bad=$(grep -E '^(tasks|checksum) ' "$rd/out" | grep -v -x -E "tasks $t ok $t not_ok 0|checksum $ck" | head -1)
+        if [ -n "$bad" ]; then reasons+=("wrong result line '$bad' (want checksum $ck, $t of $t tasks ok)")
         elif [ "$n_ok" -ne "$live_m" ] || [ "$n_ck" -ne "$live_m" ]; then
           reasons+=("$n_ok result lines and $n_ck checksum lines, want $live_m (one per surviving master)")
         fi;;
