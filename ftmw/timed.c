@@ -32,9 +32,12 @@ int ftmw_fence_worker(int rank, const char *why) {
   ftmw_peer *p = ftmw_master_peer(rank);
   if (p == NULL)
     return 0;
-  ftmw_op op = {.kind = FTMW_OP_FENCE, .peer = p, .why = why};
+  /* The incarnation this master's calls know, not the newest one: a
+   * replica that makes this call later than the primary may have adopted
+   * the incarnation the primary's restore made since, which must live. */
+  ftmw_op op = {.kind = FTMW_OP_FENCE, .peer = p, .why = why,
+                .epoch = ftmw_app_of(p)->app_epoch};
   uv_mutex_lock(&st.lock);
-  op.epoch = p->epoch;
   ftmw_transport_submit(&op, 1);
   int rc = ftmw_op_wait_locked(&op);
   uv_mutex_unlock(&st.lock);

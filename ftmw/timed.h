@@ -24,10 +24,12 @@ int ftmw_recv_any_within(void *buf, int count, FT_Datatype type, int tag,
  * master: this process's clock. */
 uint64_t ftmw_decided_ms(void);
 
-/* Declares worker rank's current incarnation failed, for why (logged and
- * traced), and fences it (it exits when it reads the FENCE), as if it had
- * gone silent: the next call that names it reports the failure. Returns
- * 1, or 0 with the error set (misuse, or it had already failed). */
+/* Declares worker rank's incarnation failed, for why (logged and
+ * traced): the one the application knows (its last ft_restore's, the
+ * same in every master at the same call), if still live. It fences it
+ * (it exits when it reads the FENCE), as if it had gone silent: the next
+ * call that names it reports the failure. Returns 1, or 0 with the error
+ * set (misuse, or it had already failed or been replaced). */
 int ftmw_fence_worker(int rank, const char *why);
 
 #endif
