@@ -71,6 +71,13 @@ typedef struct {
   size_t cap, head, n;
 } ring;
 
+/* The last run number handed out, over every farm of this process, so
+ * that a reply a worker sends for a copy of an earlier farm (cancelled,
+ * but still running when that farm was destroyed) is known for what it
+ * is. Every master creates the same farms in the same order: the numbers
+ * agree. */
+static uint32_t last_run;
+
 #define NDUR 64 /* task times the median is taken over */
 #define BACKUP_FLOOR_MS 10 /* no backup before a copy ran this long */
 
@@ -84,7 +91,7 @@ struct ft_farm {
   int64_t ntasks, tasks_cap;
   int64_t outstanding; /* submitted, not delivered */
   task *delivered;     /* freed at the next call */
-  uint32_t next_run;
+  uint32_t first_run; /* the first run number of this farm */
   int timed;            /* a policy acts on time */
   uint64_t now;         /* the masters' clock at this event */
   uint64_t dur[NDUR];   /* recent task times (ms) */
@@ -185,6 +192,7 @@ ft_farm *ft_farm_create(const ft_farm_options *opts) {
     return ftmw_fail(FT_ERR_NOMEM), NULL;
   f->o = o;
   f->W = W;
+  f->first_run = last_run + 1;
   f->timed = o.time_limit_ms > 0 || o.backup_factor > 0;
   f->w = calloc((size_t)W + 1, sizeof(worker));
   int ok = f->w != NULL;
@@ -363,7 +371,7 @@ static int give(ft_farm *f, int r, copy *c) {
   size_t len = FARM_TASK_HDR + t->in_len + c->ckpt_len; /* < 2^31 */
   must(farm_reserve(&f->msg, &f->msgcap, len) == 0 ? f->msg : NULL,
        "a task message");
-  uint32_t no = ++f->next_run;
+  uint32_t no = ++last_run;
   ftmw_put64(f->msg, (uint64_t)t->id);
   ftmw_put32(f->msg + 8, no);
   ftmw_put32(f->msg + 12, (uint32_t)c->ckpt_len);
@@ -787,6 +795,10 @@ static int take(ft_farm *f, int64_t ms) {
     return -1;
   }
   int r = st.source;
+  if ((st.tag == FARM_TAG_RESULT || st.tag == FARM_TAG_CKPT) &&
+      n >= FARM_REPLY_HDR &&
+      (int32_t)(ftmw_get32(f->buf + 8) - f->first_run) < 0)
+    return 1; /* a late reply to a copy of an earlier farm */
   run *u = head_run(f, r, f->buf, (size_t)n);
   if (u == NULL || (st.tag != FARM_TAG_RESULT && st.tag != FARM_TAG_CKPT)) {
     fprintf(stderr, "ftmw farm: worker %d sent a message that answers no "

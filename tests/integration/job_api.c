@@ -817,6 +817,30 @@ static int farm_compare(const void *a, size_t alen, const void *b, size_t blen,
          memcmp((const char *)a + 1, (const char *)b + 1, alen - 1) != 0;
 }
 
+/* The late farm's one task, run twice: the first copy fails at once, so
+ * the task is done (FT_FARM_TASK_ERROR) and the farm destroyed while the
+ * second copy still runs; its reply comes during the next farm, which
+ * must ignore it. */
+static int farm_late_fn(ft_farm_task *t, void *ctx) {
+  (void)ctx;
+  if (ft_farm_attempt(t) == 1)
+    return 9;
+  usleep(300000);
+  return ft_farm_reply(t, "late", 4) ? 0 : 5;
+}
+
+static void farm_late(void) {
+  ft_farm_options o;
+  ft_farm_options_init(&o);
+  o.duplicate = 1;
+  ft_farm *f = ft_farm_create(&o);
+  CHECK(f != NULL && ft_farm_submit(f, "x", 1) == 0, "the late farm");
+  ft_farm_result r;
+  CHECK(ft_farm_next(f, &r) == 1 && r.status == FT_FARM_TASK_ERROR && r.code == 9,
+        "the late farm's task: status %d code %d", r.status, r.code);
+  CHECK(ft_farm_destroy(f) == 1, "destroy the late farm");
+}
+
 /* Every task run twice, compared by farm_compare: the outputs differ in
  * their first byte, the comparator says they agree. */
 static void farm_compared(void) {
@@ -887,6 +911,7 @@ static void farm_master(void) {
         "%lld restores", (long long)s.submitted, (long long)s.delivered,
         (long long)s.worker_failures, (long long)s.restores);
   CHECK(ft_farm_destroy(f) == 1 && ft_farm_destroy(NULL) == 0, "destroy");
+  farm_late();
   farm_compared();
 }
 
@@ -896,6 +921,8 @@ static void farm_worker(int rank) {
   expect_err(ft_farm_reply(NULL, "x", 1), 0, FT_ERR_NULL_ARG, "reply to NULL");
   expect_err(ft_farm_work(NULL, NULL), 0, FT_ERR_NULL_ARG, "work without fn");
   CHECK(ft_farm_work(farm_fn, NULL) == 1, "work: %s", ft_errname(ft_error()));
+  CHECK(ft_farm_work(farm_late_fn, NULL) == 1, "work on the late farm: %s",
+        ft_errname(ft_error()));
   CHECK(ft_farm_work(farm_tagged, NULL) == 1, "work on the compared farm: %s",
         ft_errname(ft_error()));
 }
