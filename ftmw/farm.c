@@ -15,6 +15,7 @@
 
 #include "farm_wire.h"
 #include "ftmw_impl.h"
+#include "queue.h"
 #include "timed.h"
 
 #define MAX_COPIES 3  /* two compared, and a third to vote */
@@ -24,6 +25,7 @@ typedef struct task task;
 
 /* One copy of a task to run: queued, or held by a worker (a run). */
 typedef struct copy {
+  ftmw_qnode node; /* in the farm's queue while queued */
   task *t;
   uint8_t *ckpt; /* the last checkpoint this copy's runs saved */
   size_t ckpt_len;
@@ -31,6 +33,8 @@ typedef struct copy {
 } copy;
 
 struct task {
+  ftmw_qnode all;   /* the farm's tasks not yet delivered */
+  ftmw_qnode ready; /* done, waiting to be delivered */
   int64_t id;
   uint8_t *in;
   size_t in_len;
@@ -65,12 +69,6 @@ typedef struct {
                     finished before the fence took (2) */
 } worker;
 
-/* A growable ring of pointers (queue of copies, ready tasks). */
-typedef struct {
-  void **v;
-  size_t cap, head, n;
-} ring;
-
 /* The last run number handed out, over every farm of this process, so
  * that a reply a worker sends for a copy of an earlier farm (cancelled,
  * but still running when that farm was destroyed) is known for what it
@@ -85,11 +83,9 @@ struct ft_farm {
   ft_farm_options o;
   int W;
   worker *w;
-  ring queue; /* copies to hand out, front first */
-  ring ready; /* tasks done, not delivered */
-  task **tasks; /* by id; NULL once delivered */
-  int64_t ntasks, tasks_cap;
-  int64_t outstanding; /* submitted, not delivered */
+  ftmw_qnode queue; /* copies to hand out (copy.node), front first */
+  ftmw_qnode ready; /* tasks done, not delivered (task.ready) */
+  ftmw_qnode tasks; /* tasks not delivered (task.all) */
   task *delivered;     /* freed at the next call */
   uint32_t first_run; /* the first run number of this farm */
   int timed;            /* a policy acts on time */
@@ -117,42 +113,15 @@ static void *must(void *p, const char *what) {
   return p;
 }
 
-static int ring_grow(ring *r) {
-  size_t cap = r->cap ? 2 * r->cap : 64;
-  void **v = malloc(cap * sizeof(*v));
-  if (v == NULL)
-    return -1;
-  for (size_t i = 0; i < r->n; i++)
-    v[i] = r->v[(r->head + i) % r->cap];
-  free(r->v);
-  *r = (ring){.v = v, .cap = cap, .head = 0, .n = r->n};
-  return 0;
+static copy *copy_of(const ftmw_qnode *n) {
+  return FTMW_CONTAINER_OF(n, copy, node);
 }
 
-static void ring_push(ring *r, void *x, int front) {
-  if (r->n == r->cap && ring_grow(r) < 0)
-    must(NULL, "a queue");
-  if (front) {
-    r->head = (r->head + r->cap - 1) % r->cap;
-    r->v[r->head] = x;
-  } else {
-    r->v[(r->head + r->n) % r->cap] = x;
-  }
-  r->n++;
-}
-
-static void *ring_at(const ring *r, size_t i) {
-  return r->v[(r->head + i) % r->cap];
-}
-
-/* Removes element i, keeping the order. */
-static void *ring_take(ring *r, size_t i) {
-  void *x = ring_at(r, i);
-  for (; i > 0; i--)
-    r->v[(r->head + i) % r->cap] = r->v[(r->head + i - 1) % r->cap];
-  r->head = (r->head + 1) % r->cap;
-  r->n--;
-  return x;
+static void enqueue(ft_farm *f, copy *c, int front) {
+  if (front)
+    ftmw_q_insert_head(&f->queue, &c->node);
+  else
+    ftmw_q_insert_tail(&f->queue, &c->node);
 }
 
 /* --- options ---------------------------------------------------------------- */
@@ -192,6 +161,9 @@ ft_farm *ft_farm_create(const ft_farm_options *opts) {
     return ftmw_fail(FT_ERR_NOMEM), NULL;
   f->o = o;
   f->W = W;
+  ftmw_q_init(&f->queue);
+  ftmw_q_init(&f->ready);
+  ftmw_q_init(&f->tasks);
   f->first_run = last_run + 1;
   f->timed = o.time_limit_ms > 0 || o.backup_factor > 0;
   f->w = calloc((size_t)W + 1, sizeof(worker));
@@ -218,6 +190,7 @@ static int duplicated(const ft_farm *f, int64_t id) {
 
 static copy *new_copy(task *t, int backup) {
   copy *c = must(calloc(1, sizeof(*c)), "a task copy");
+  ftmw_q_init(&c->node);
   c->t = t;
   c->backup = backup;
   t->live++;
@@ -247,25 +220,18 @@ int64_t ft_farm_submit(ft_farm *f, const void *in, size_t n) {
     return ftmw_fail(FT_ERR_BUFFER), -1;
   if (n > (size_t)INT32_MAX - FARM_TASK_HDR)
     return ftmw_fail(FT_ERR_TOO_BIG), -1;
-  if (f->ntasks == f->tasks_cap) {
-    int64_t cap = f->tasks_cap ? 2 * f->tasks_cap : 1024;
-    f->tasks = must(realloc(f->tasks, (size_t)cap * sizeof(*f->tasks)),
-                    "the task table");
-    f->tasks_cap = cap;
-  }
   task *t = must(calloc(1, sizeof(*t)), "a task");
   t->in = must(malloc(n ? n : 1), "a task's input");
   if (n)
     memcpy(t->in, in, n);
   t->in_len = n;
-  t->id = f->ntasks;
+  t->id = f->s.submitted;
   t->wanted = duplicated(f, t->id) ? 2 : 1;
   for (int i = 0; i < t->wanted; i++)
-    ring_push(&f->queue, new_copy(t, 0), 0);
+    enqueue(f, new_copy(t, 0), 0);
   if (t->wanted == 2)
     f->s.duplicated++;
-  f->tasks[f->ntasks++] = t;
-  f->outstanding++;
+  ftmw_q_insert_tail(&f->tasks, &t->all);
   f->s.submitted++;
   ftmw_ok();
   return t->id;
@@ -279,13 +245,14 @@ static void finish(ft_farm *f, task *t, int status, int by,
   t->out = (ft_farm_result){.id = t->id, .status = status, .code = code,
                             .data = data, .len = len, .worker = by,
                             .attempts = t->dispatched, .resumed = t->resumed};
-  ring_push(&f->ready, t, 0);
-  for (size_t i = 0; t->live > 0 && i < f->queue.n;) {
-    copy *c = ring_at(&f->queue, i);
-    if (c->t == t)
-      free_copy(f, ring_take(&f->queue, i));
-    else
-      i++;
+  ftmw_q_insert_tail(&f->ready, &t->ready);
+  for (ftmw_qnode *n = f->queue.next; t->live > 0 && n != &f->queue;) {
+    copy *c = copy_of(n);
+    n = n->next;
+    if (c->t == t) {
+      ftmw_q_remove(&c->node);
+      free_copy(f, c);
+    }
   }
   for (int r = 1; t->live > 0 && r <= f->W; r++) {
     worker *w = &f->w[r];
@@ -349,14 +316,16 @@ static void finish_mismatch(ft_farm *f, task *t);
 
 /* After workers were lost: a vote no worker left can cast is a mismatch. */
 static void drop_impossible_votes(ft_farm *f) {
-  for (size_t i = 0; i < f->queue.n;) {
-    task *t = ((copy *)ring_at(&f->queue, i))->t;
+  for (ftmw_qnode *n = f->queue.next; n != &f->queue;) {
+    copy *c = copy_of(n);
+    task *t = c->t;
     if (t->nres == 2 && !vote_possible(f, t)) {
-      free_copy(f, ring_take(&f->queue, i));
+      ftmw_q_remove(&c->node);
+      free_copy(f, c);
       finish_mismatch(f, t);
-      i = 0; /* finish may have taken more */
+      n = f->queue.next; /* finish may have taken more */
     } else {
-      i++;
+      n = n->next;
     }
   }
 }
@@ -387,7 +356,7 @@ static int give(ft_farm *f, int r, copy *c) {
       fprintf(stderr, "ftmw farm: cannot send task %lld to worker %d: %s\n",
               (long long)t->id, r, ft_strerror(ft_error()));
     /* It never reached r: back to the queue, not charged to the task. */
-    ring_push(&f->queue, c, 1);
+    enqueue(f, c, 1);
     worker_died(f, r);
     return -1;
   }
@@ -410,12 +379,16 @@ static int give(ft_farm *f, int r, copy *c) {
 static int fill_to(ft_farm *f, int r, int upto) {
   worker *w = &f->w[r];
   while (!w->lost && !w->stopping && w->n < upto) {
-    size_t i = 0, scan = f->queue.n < 256 ? f->queue.n : 256;
-    while (i < scan && !eligible(f, ((copy *)ring_at(&f->queue, i))->t, r))
-      i++;
-    if (i == scan)
+    /* The first copy r may take, among the first 256 queued. */
+    ftmw_qnode *n;
+    int skipped = 0;
+    for (n = f->queue.next; n != &f->queue; n = n->next)
+      if (eligible(f, copy_of(n)->t, r) || ++skipped == 256)
+        break;
+    if (n == &f->queue || skipped == 256)
       return 0;
-    if (give(f, r, ring_take(&f->queue, i)) < 0)
+    ftmw_q_remove(n);
+    if (give(f, r, copy_of(n)) < 0)
       return -1;
   }
   return 0;
@@ -426,8 +399,8 @@ static int fill(ft_farm *f, int r) { return fill_to(f, r, f->o.depth); }
 /* Fills every worker, one copy each per round, so that a few long tasks
  * spread over the workers instead of queueing at the first ones. */
 static void fill_all(ft_farm *f) {
-  for (int d = 1; d <= f->o.depth && f->queue.n > 0; d++)
-    for (int r = 1; r <= f->W && f->queue.n > 0; r++)
+  for (int d = 1; d <= f->o.depth && !ftmw_q_empty(&f->queue); d++)
+    for (int r = 1; r <= f->W && !ftmw_q_empty(&f->queue); r++)
       fill_to(f, r, d);
 }
 
@@ -465,7 +438,7 @@ static void drop_runs(ft_farm *f, int r, int charge) {
       continue;
     }
     f->s.redispatched++;
-    ring_push(&f->queue, c, 1);
+    enqueue(f, c, 1);
   }
   w->head = w->n = 0;
   w->stopping = 0;
@@ -494,9 +467,10 @@ static void worker_died(ft_farm *f, int r) {
 
 /* Every worker is lost: the tasks left cannot be done. */
 static void fail_all(ft_farm *f) {
-  while (f->queue.n > 0) {
-    copy *c = ring_take(&f->queue, 0);
+  while (!ftmw_q_empty(&f->queue)) {
+    copy *c = copy_of(ftmw_q_head(&f->queue));
     task *t = c->t;
+    ftmw_q_remove(&c->node);
     free_copy(f, c);
     if (!t->done)
       finish(f, t, FT_FARM_NO_WORKERS, 0, NULL, 0, 0);
@@ -529,7 +503,7 @@ static void compare_outputs(ft_farm *f, task *t) {
         finish_mismatch(f, t);
         return;
       }
-      ring_push(&f->queue, new_copy(t, 0), 1);
+      enqueue(f, new_copy(t, 0), 1);
       fill_all(f);
       return;
     }
@@ -689,7 +663,7 @@ static int64_t act_on_time(ft_farm *f, int fire) {
     }
   }
   if (f->o.backup_factor <= 0 || f->ndur < f->o.backup_min_samples ||
-      f->queue.n > 0)
+      !ftmw_q_empty(&f->queue))
     return next;
   uint64_t after = (uint64_t)(f->o.backup_factor * (double)median(f));
   if (after < BACKUP_FLOOR_MS)
@@ -716,7 +690,7 @@ static int64_t act_on_time(ft_farm *f, int fire) {
       run *u = &w->runs[(w->head + i) % f->o.depth];
       if (u->c == NULL || u->c->t->wanted != 1 || u->c->t->live != 1)
         continue;
-      ring_push(&f->queue, new_copy(u->c->t, 1), 0);
+      enqueue(f, new_copy(u->c->t, 1), 0);
       f->s.backups++;
       fill_all(f);
       idle = 0;
@@ -751,7 +725,7 @@ static int next_event(ft_farm *f) {
     if (n != 0)
       return n < 0 ? -1 : 0;
     act_on_time(f, 1);
-    if (f->ready.n > 0)
+    if (!ftmw_q_empty(&f->ready))
       return 0;
     ms = act_on_time(f, 0);
     if (ms == 0) /* cannot act yet (no idle worker now): look again soon */
@@ -826,20 +800,20 @@ int ft_farm_next(ft_farm *f, ft_farm_result *res) {
     free_task(f->delivered);
     f->delivered = NULL;
   }
-  if (f->timed && f->queue.n > 0) /* copies handed out now start now */
+  if (f->timed && !ftmw_q_empty(&f->queue)) /* handed out now: start now */
     f->now = ftmw_decided_ms();
   fill_all(f);
-  while (f->ready.n == 0) {
-    if (f->outstanding == 0) {
+  while (ftmw_q_empty(&f->ready)) {
+    if (ftmw_q_empty(&f->tasks)) { /* every task submitted delivered */
       ftmw_ok();
       return 0;
     }
     if (next_event(f) < 0)
       return -1;
   }
-  task *t = ring_take(&f->ready, 0);
-  f->tasks[t->id] = NULL;
-  f->outstanding--;
+  task *t = FTMW_CONTAINER_OF(ftmw_q_head(&f->ready), task, ready);
+  ftmw_q_remove(&t->ready);
+  ftmw_q_remove(&t->all);
   f->s.delivered++;
   f->delivered = t;
   *res = t->out;
@@ -868,8 +842,11 @@ void ft_farm_stats_get(const ft_farm *f, ft_farm_stats *s) {
 
 /* Frees everything the farm holds (no message). */
 static void farm_free(ft_farm *f) {
-  while (f->queue.n > 0)
-    free_copy(f, ring_take(&f->queue, 0));
+  while (!ftmw_q_empty(&f->queue)) {
+    copy *c = copy_of(ftmw_q_head(&f->queue));
+    ftmw_q_remove(&c->node);
+    free_copy(f, c);
+  }
   for (int r = 1; f->w && r <= f->W; r++) {
     worker *w = &f->w[r];
     for (int i = 0; i < w->n; i++) {
@@ -879,13 +856,13 @@ static void farm_free(ft_farm *f) {
     }
     free(w->runs);
   }
-  for (int64_t i = 0; i < f->ntasks; i++)
-    free_task(f->tasks[i]);
+  while (!ftmw_q_empty(&f->tasks)) {
+    task *t = FTMW_CONTAINER_OF(ftmw_q_head(&f->tasks), task, all);
+    ftmw_q_remove(&t->all);
+    free_task(t);
+  }
   free_task(f->delivered);
-  free(f->tasks);
   free(f->w);
-  free(f->queue.v);
-  free(f->ready.v);
   free(f->buf);
   free(f->msg);
   free(f);
