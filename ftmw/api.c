@@ -3,10 +3,12 @@
  * thread only. */
 #include "calls.h"
 #include "isend.h"
+#include "transport.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define st ftmw_st
 #define job ftmw_job
@@ -285,4 +287,23 @@ int ft_is_primary(void) {
   int primary = ftmw_rep_primary_call();
   uv_mutex_unlock(&st.lock);
   return primary;
+}
+
+void ft_abort(int code) {
+  code &= 0xff;
+  fflush(stdout);
+  fflush(stderr);
+  if (!st.initialized) {
+    ftmw_log("ft_abort(%d) with no job (before ft_init or after "
+             "ft_finalize): this process exits",
+             code);
+    _exit(code);
+  }
+  ftmw_log("%s %d called ft_abort(%d): ending the job",
+           ftmw_role_name(job.role), job.id, code);
+  ftmw_op op = {.kind = FTMW_OP_ABORT, .code = code};
+  uv_mutex_lock(&st.lock);
+  ftmw_transport_submit(&op, 1);
+  for (;;) /* the loop ends this process (abort.h) */
+    ftmw_wait_locked(-1);
 }

@@ -97,6 +97,11 @@ ftmw_peer *ftmw_send_target(const void *buf, int count, FT_Datatype type,
  * p's pending report and traces the call's name, so that a test can check
  * which call heard of a failure. Returns the error. */
 int ftmw_report_failure_locked(ftmw_peer *p, const char *call) {
+  /* Once the job is being ended (ft_abort), every process goes: a call
+   * that would report one never returns, lest the program act on it
+   * (restore a worker, print a partial result) before its own end. */
+  while (__atomic_load_n(&st.aborting, __ATOMIC_RELAXED))
+    ftmw_wait_locked(-1);
   p->unreported = 0;
   ftmw_trace("failure_reported",
              "\"peer\":\"%s %d\",\"call\":\"%s\",\"latency_ms\":%.3f",
@@ -150,5 +155,6 @@ void ftmw_set_status(FT_Status *status, int source, int tag, int count,
     status->tag = tag;
     status->count = count;
     status->error = error;
+    status->bytes = 0;
   }
 }

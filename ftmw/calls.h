@@ -82,7 +82,16 @@ int ftmw_decided_gone_locked(ftmw_peer *p, const char *call);
  * traced. */
 void ftmw_trace_data(const char *event, int peer, int tag, size_t bytes);
 
-/* Fills *status (if not NULL). */
+/* FT_SUCCESS if an application may give tag: 0..FT_TAG_UB, or FT_ANY_TAG
+ * where any_ok; else FT_ERR_TAG. (The library's own calls may also use
+ * FTMW_TAG_BCAST, which the internal paths accept.) */
+static inline int ftmw_check_tag(int tag, int any_ok) {
+  return (tag >= 0 && tag <= FT_TAG_UB) || (any_ok && tag == FT_ANY_TAG)
+             ? FT_SUCCESS
+             : FT_ERR_TAG;
+}
+
+/* Fills *status (if not NULL); status->bytes is 0. */
 void ftmw_set_status(FT_Status *status, int source, int tag, int count,
                      int error);
 

@@ -54,6 +54,7 @@ struct ftmw_state {
 
   /* The transport (the loop's owner, see transport.c): */
   uint64_t orphan_since;
+  int aborting; /* the job is being ended (abort.h); atomic */
   char listen_ip[48];
   int listen_port;
 };
@@ -76,6 +77,10 @@ FTMW_HIDDEN int ftmw_recv(const char *call, void *buf, int count,
 FTMW_HIDDEN int ftmw_irecv(const char *call, int logged, void *buf, int count,
                            FT_Datatype type, int source, int tag);
 FTMW_HIDDEN int ftmw_wait(const char *call, int rank);
+/* ms.c: ms_send (and ms_bcast's send to each worker, whose tag,
+ * FTMW_TAG_BCAST, no application call may use). */
+FTMW_HIDDEN int ftmw_ms_send(const char *call, const void *buf, int count,
+                             FT_Datatype type, int dest, int tag);
 
 /* Identity on the wire of this process and of a peer. */
 FTMW_HIDDEN uint32_t ftmw_self_pid(void);

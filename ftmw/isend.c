@@ -102,6 +102,8 @@ int ft_isend(const void *buf, int count, FT_Datatype type, int dest, int tag,
   if (req)
     *req = FT_REQUEST_NULL;
   size_t bytes;
+  if (ftmw_check_tag(tag, 0) != FT_SUCCESS)
+    return ftmw_fail(FT_ERR_TAG);
   ftmw_peer *p = ftmw_send_target(buf, count, type, dest, tag, &bytes);
   if (p == NULL)
     return 0;

@@ -1,6 +1,7 @@
 /* Launch over MPI: start-up and shut-down (see launch.h). */
 
 #include "ftmw_impl.h"
+#include "abort.h"
 #include "spawn.h"
 
 #include <mpi.h>
@@ -21,22 +22,16 @@ static const char *env_get(const char *name) { return getenv(name); }
  * signal, a deadlocked mpirun is killed), so the primary records the
  * status main() returned: every process registers before its launch (a
  * failed ft_init's status counts too), and whichever master is primary
- * when it exits writes. */
+ * when it exits writes (abort.h). */
 static void write_status(int status, void *arg) {
-  const char *path = arg;
-  if (job.role != FTMW_ROLE_MASTER || job.id != st.primary)
-    return;
-  FILE *f = fopen(path, "w");
-  if (f) {
-    fprintf(f, "%d\n", status);
-    fclose(f);
-  }
+  (void)arg;
+  ftmw_write_exit_status(status);
 }
 
 static void register_status_file(void) {
   const char *p = getenv("FTMW_STATUS_FILE");
   if (p && *p)
-    on_exit(write_status, (void *)p);
+    on_exit(write_status, NULL);
 }
 
 /* --- identity and peers -------------------------------------------------- */

@@ -6,6 +6,7 @@
 
 #include "ftmw.h" /* FT_ANY_TAG */
 #include "msg.h"
+#include "mslog.h" /* FTMW_TAG_BCAST */
 #include "peer.h"
 #include "queue.h"
 
@@ -34,8 +35,9 @@ void ftmw_match_take(ftmw_msg *m);
  * many were dropped. */
 int ftmw_match_drop(ftmw_peer *p);
 
+/* FT_ANY_TAG matches every application tag, never a broadcast's. */
 static inline int ftmw_tag_matches(int want, int tag) {
-  return want == FT_ANY_TAG || want == tag;
+  return want == tag || (want == FT_ANY_TAG && tag != FTMW_TAG_BCAST);
 }
 
 #endif

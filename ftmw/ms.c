@@ -26,9 +26,8 @@ static ftmw_mslog_call *new_record(int kind, void *buf, int count,
   }
   size_t bytes;
   int rc = ftmw_check_buffer(buf, count, type, &bytes);
-  if (rc == FT_SUCCESS && tag < 0 &&
-      (tag != FT_ANY_TAG || kind == FTMW_MSLOG_SEND))
-    rc = FT_ERR_TAG;
+  if (rc == FT_SUCCESS && tag != FTMW_TAG_BCAST)
+    rc = ftmw_check_tag(tag, kind != FTMW_MSLOG_SEND);
   if (rc != FT_SUCCESS) {
     ftmw_fail(rc);
     return NULL;
@@ -58,12 +57,19 @@ static int record(ftmw_mslog_call *c, int rank, int n) {
   return n;
 }
 
-int ms_send(const void *buf, int count, FT_Datatype type, int dest, int tag) {
+int ftmw_ms_send(const char *call, const void *buf, int count,
+                 FT_Datatype type, int dest, int tag) {
   ftmw_mslog_call *c =
       new_record(FTMW_MSLOG_SEND, (void *)buf, count, type, dest, tag);
   if (c == NULL)
     return 0;
-  return record(c, dest, ftmw_send("ms_send", buf, count, type, dest, tag));
+  return record(c, dest, ftmw_send(call, buf, count, type, dest, tag));
+}
+
+int ms_send(const void *buf, int count, FT_Datatype type, int dest, int tag) {
+  if (tag == FTMW_TAG_BCAST)
+    return ftmw_fail(FT_ERR_TAG);
+  return ftmw_ms_send("ms_send", buf, count, type, dest, tag);
 }
 
 static int ms_recv_call(const char *call, void *buf, int count,

@@ -85,16 +85,21 @@ static ftmw_mslog_node *find_node(ftmw_mslog *log, int tag) {
   return NULL;
 }
 
+/* A call that is a node of its own: never part of a cycle. */
+static int alone(int tag) {
+  return tag == FT_ANY_TAG || tag == FTMW_TAG_BCAST;
+}
+
 /* The node a call with tag goes to; fresh is used if a new one is needed
  * (and set to NULL then). */
 static ftmw_mslog_node *node_for(ftmw_mslog *log, int tag,
                                  ftmw_mslog_node **fresh) {
   ftmw_mslog_node *n = log->cur;
-  if (n && tag != FT_ANY_TAG && n->tag == tag)
+  if (n && !alone(tag) && n->tag == tag)
     return n; /* the same cycle goes on */
   if (n)
     n->closed = 1;
-  n = tag == FT_ANY_TAG ? NULL : find_node(log, tag);
+  n = alone(tag) ? NULL : find_node(log, tag);
   if (n) {
     empty_node(log, n); /* a new instance replaces the old one in place */
   } else {
@@ -131,7 +136,7 @@ void ftmw_mslog_posted_done(ftmw_mslog *log, int ok) {
 }
 
 int ftmw_mslog_node_replayed(const ftmw_mslog_node *n) {
-  if (n->tag == FT_ANY_TAG || n->ncalls <= 1 || !n->closed)
+  if (alone(n->tag) || n->ncalls <= 1 || !n->closed)
     return 1;
   const ftmw_qnode *q;
   ftmw_q_foreach(q, &n->calls) {
@@ -142,17 +147,29 @@ int ftmw_mslog_node_replayed(const ftmw_mslog_node *n) {
   return 0;
 }
 
-int ftmw_mslog_plan(const ftmw_mslog *log, ftmw_mslog_call **plan) {
-  int k = 0;
+/* Appends to plan[*k..] the calls of the replayed nodes that are
+ * broadcasts (bcast 1) or are not (0), in log order. */
+static void plan_nodes(const ftmw_mslog *log, int bcast,
+                       ftmw_mslog_call **plan, int *k) {
   const ftmw_qnode *q, *r;
   ftmw_q_foreach(q, &log->nodes) {
     const ftmw_mslog_node *n = FTMW_CONTAINER_OF(q, ftmw_mslog_node, node);
-    if (!ftmw_mslog_node_replayed(n))
+    if ((n->tag == FTMW_TAG_BCAST) != bcast || !ftmw_mslog_node_replayed(n))
       continue;
     ftmw_q_foreach(r, &n->calls) {
-      plan[k++] = FTMW_CONTAINER_OF(r, ftmw_mslog_call, node);
+      plan[(*k)++] = FTMW_CONTAINER_OF(r, ftmw_mslog_call, node);
     }
   }
+}
+
+/* Broadcasts first: a cycle's new instance took its old one's place, so
+ * it may stand before broadcasts made ahead of it, which the worker may
+ * need to answer it. They travel apart from the other messages (their
+ * own tag), so sending them all first changes no match. */
+int ftmw_mslog_plan(const ftmw_mslog *log, ftmw_mslog_call **plan) {
+  int k = 0;
+  plan_nodes(log, 1, plan, &k);
+  plan_nodes(log, 0, plan, &k);
   return k;
 }
 

@@ -6,12 +6,15 @@
  * the same tag form one node, a work cycle. A later call with tag T starts
  * a new instance that replaces the older node of tag T in place (its calls
  * and data copies are freed). A call with FT_ANY_TAG is a node of its own
- * and is never replaced. A node is closed once a call with another tag
+ * and is never replaced, and so is each broadcast (FTMW_TAG_BCAST). A node
+ * is closed once a call with another tag
  * follows it; a closed multi-call node whose calls all succeeded is a
  * complete cycle.
  *
- * Replay plan, in log order: every single-call node and every FT_ANY_TAG
- * node; no call of a complete cycle; every call of any other node (an
+ * Replay plan: first every broadcast, in log order (they are set-up data
+ * the worker may need before any cycle, and only its ft_bcast takes
+ * them); then, in log order, every single-call node (so every FT_ANY_TAG
+ * receive); no call of a complete cycle; every call of any other node (an
  * incomplete cycle: its calls up to and including the ones that failed,
  * which are its last, since the program restores right after a failure).
  *
@@ -23,6 +26,12 @@
 #include "queue.h"
 
 #include <stddef.h>
+
+/* The tag of ft_bcast's messages, above every application tag (no
+ * FT_ANY_TAG receive matches it: match.h). In the log each broadcast is a
+ * node of its own, like an FT_ANY_TAG receive: never replaced, always
+ * replayed. */
+#define FTMW_TAG_BCAST (FT_TAG_UB + 1)
 
 enum ftmw_mslog_kind {
   FTMW_MSLOG_SEND = 1,

@@ -161,8 +161,8 @@ void ftmw_peer_down(ftmw_peer *p, int done, const char *why) {
   }
   if (now_primary)
     ftmw_inbox_release_held();
-  if (done || !live)
-    return;
+  if (done || !live || __atomic_load_n(&st.aborting, __ATOMIC_RELAXED))
+    return; /* ending the job: every peer goes, nothing to tell */
   if (primary && p->kind == FTMW_ROLE_WORKER)
     tell_down(p, epoch);
   if (job.role == FTMW_ROLE_MASTER && job.id == st.primary && p->at.pid > 0)

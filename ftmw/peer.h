@@ -44,6 +44,7 @@ typedef struct ftmw_peer {
   uint64_t failed_at; /* uv_hrtime() when declared failed */
   /* The loop's owner only: */
   ftmw_conn *conn; /* bound to this peer (link.h), or NULL */
+  int abort_heard;  /* it sent ABORT: it ends the job too (abort.c) */
   ftmw_qnode held;    /* master with replicas: ftmw_msg.by_peer, DATA this
                          worker sent while this master was not primary */
 } ftmw_peer;

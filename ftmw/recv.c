@@ -4,6 +4,7 @@
  * Application thread only. */
 #include "calls.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,8 @@ static int deliver(ftmw_msg *m, int kept, void *buf, size_t size,
     memcpy(buf, m->data, m->len);
   ftmw_trace_data("received", m->source, m->tag, m->len);
   ftmw_set_status(status, m->source, m->tag, n, FT_SUCCESS);
+  if (status)
+    status->bytes = m->len;
   if (!kept)
     ftmw_msg_free(m);
   ftmw_fault_hit(FTMW_FAULT_RECV_EXIT);
@@ -32,8 +35,12 @@ static int deliver(ftmw_msg *m, int kept, void *buf, size_t size,
  * the caller may receive it again with a larger buffer. */
 static int too_big(const ftmw_msg *m, size_t bytes, size_t size,
                    FT_Status *status) {
-  ftmw_set_status(status, m->source, m->tag, (int)(m->len / size),
-                  FT_ERR_TRUNCATE);
+  if (m->len > bytes) {
+    ftmw_set_status(status, m->source, m->tag, (int)(m->len / size),
+                    FT_ERR_TRUNCATE);
+    if (status)
+      status->bytes = m->len;
+  }
   return m->len > bytes;
 }
 
@@ -59,6 +66,25 @@ static int any_source_hopeless_locked(int *source) {
     }
   }
   return failed ? FT_ERR_PEER_FAILED : FT_ERR_PEER_FINALIZED;
+}
+
+/* For FT_ANY_SOURCE with nothing matching queued: the failure to report
+ * now (st.lock held), with its worker in *rank (0 if none), or
+ * FT_SUCCESS: wait on. Decides nothing. *again: it waited for the
+ * replicas first (look again: data may have come meanwhile). */
+static int any_source_failure_locked(const char *call, int *rank,
+                                     int *again) {
+  *rank = 0;
+  *again = 0;
+  ftmw_peer *u = unreported_worker_locked();
+  if (u && ftmw_rep_begin(u)) {
+    *again = 1;
+    return FT_SUCCESS;
+  }
+  if (u == NULL)
+    return any_source_hopeless_locked(rank);
+  *rank = u->id;
+  return ftmw_peer_gone_locked(u, call);
 }
 
 /* The receives posted for worker p (ft_irecv), oldest first. They
@@ -120,16 +146,7 @@ static void *buffer_for(const recv_want *w, int r, size_t *bytes,
 static int undecided_failure_locked(recv_want *w, int *again) {
   *again = 0;
   if (w->from == FROM_ANY) {
-    w->rank = 0;
-    ftmw_peer *u = unreported_worker_locked();
-    if (u && ftmw_rep_begin(u)) {
-      *again = 1;
-      return FT_SUCCESS;
-    }
-    int rc = u ? ftmw_peer_gone_locked(u, w->call)
-               : any_source_hopeless_locked(&w->rank);
-    if (u)
-      w->rank = u->id;
+    int rc = any_source_failure_locked(w->call, &w->rank, again);
     if (rc == FT_ERR_PEER_FAILED) /* replicas report it too */
       ftmw_rep_decide(FTMW_DECIDE_RECV, w->rank, 0);
     return rc;
@@ -318,14 +335,141 @@ int ftmw_recv_any_within(void *buf, int count, FT_Datatype type, int tag,
                     deadline ? deadline : 1, timed_out);
 }
 
+/* A receive the application makes: its tag may not be the library's. */
+static int app_recv(const char *call, void *buf, int count, FT_Datatype type,
+                    int source, int tag, FT_Status *status) {
+  if (ftmw_check_tag(tag, 1) != FT_SUCCESS) {
+    ftmw_set_status(status, source, tag, 0, FT_ERR_TAG);
+    return ftmw_fail(FT_ERR_TAG);
+  }
+  return ftmw_recv(call, buf, count, type, source, tag, status);
+}
+
 int ft_recv(void *buf, int count, FT_Datatype type, int source, int tag,
             FT_Status *status) {
-  return ftmw_recv("ft_recv", buf, count, type, source, tag, status);
+  return app_recv("ft_recv", buf, count, type, source, tag, status);
 }
 
 int ft_rcv(void *buf, int count, FT_Datatype type, int source, int tag,
            FT_Status *status) {
-  return ftmw_recv("ft_rcv", buf, count, type, source, tag, status);
+  return app_recv("ft_rcv", buf, count, type, source, tag, status);
+}
+
+/* --- probes ------------------------------------------------------------------ */
+
+/* A PROBE decision's value: the message's tag and size. */
+#define PROBE_BYTES_BITS 33 /* up to FTMW_MAX_MESSAGE, 4 GiB, included */
+static uint64_t probe_value(const ftmw_msg *m) {
+  return (uint64_t)(uint32_t)m->tag << PROBE_BYTES_BITS | m->len;
+}
+
+/* ft_probe (block) and ft_iprobe: complete()'s search for a message,
+ * which it leaves queued, and its failure reports. With master replicas
+ * the outcome is the primary's decision (PROBE: a message found, with its
+ * tag and size; PROBED: none yet, or the error reported), and a replica
+ * returns it without looking: the message may not have reached it yet,
+ * and the receive that follows waits for it (or asks the primary's
+ * verdict if its sender dies first). Returns the decision's kind (st.lock
+ * held), its rank and value in *rank and *v. */
+static int probe_locked(const char *call, ftmw_peer *p, int tag, int block,
+                        int *rank, uint64_t *v) {
+  int master = ftmw_is_master();
+  int want = p && master ? p->id : -1;
+  int kind = ftmw_rep_follow(
+      FTMW_DECIDE_OR(FTMW_DECIDE_PROBE, FTMW_DECIDE_PROBED), want, rank, v);
+  if (kind) {
+    if (kind == FTMW_DECIDE_PROBED && *v != FT_SUCCESS && *rank >= 1)
+      ftmw_decided_gone_locked(&st.workers[*rank], call); /* here too */
+    return kind;
+  }
+  for (int pass = 0;; pass++) {
+    if (!master)
+      p = ftmw_peer_of(0); /* the primary may change while we wait */
+    ftmw_msg *m = p ? ftmw_match_peer(master ? p : &st.masters[0], tag)
+                    : ftmw_match_any(&st.arrivals, tag);
+    if (m != NULL) {
+      kind = FTMW_DECIDE_PROBE;
+      *rank = m->source;
+      *v = probe_value(m);
+      break;
+    }
+    int rc = FT_SUCCESS, again = 0;
+    *rank = want > 0 ? want : 0;
+    if (p == NULL)
+      rc = any_source_failure_locked(call, rank, &again);
+    else if (master && !ftmw_peer_is_up(p) && ftmw_rep_begin(p))
+      again = 1;
+    else
+      rc = ftmw_peer_gone_locked(p, call);
+    if (again)
+      continue;
+    if (rc != FT_SUCCESS || (!block && pass > 0)) {
+      kind = FTMW_DECIDE_PROBED;
+      *v = (uint64_t)rc;
+      break;
+    }
+    /* ft_iprobe lets the I/O run once before it says "none". */
+    ftmw_wait_locked(block ? -1 : 0);
+  }
+  ftmw_rep_decide(kind, *rank, *v);
+  return kind;
+}
+
+static int probe(const char *call, int source, int tag, int block, int *flag,
+                 FT_Status *status) {
+  if (flag)
+    *flag = 0;
+  int rc = !st.initialized ? FT_ERR_NOT_INITIALIZED : ftmw_check_tag(tag, 1);
+  if (rc == FT_SUCCESS && !block && flag == NULL)
+    rc = FT_ERR_NULL_ARG;
+  ftmw_set_status(status, source, tag, 0, rc);
+  if (rc != FT_SUCCESS)
+    return ftmw_fail(rc);
+  ftmw_peer *p = NULL;
+  if (source != FT_ANY_SOURCE || !ftmw_is_master()) {
+    p = ftmw_peer_of(source == FT_ANY_SOURCE ? 0 : source);
+    if (p == NULL) {
+      ftmw_set_status(status, source, tag, 0, FT_ERR_RANK);
+      return 0;
+    }
+  }
+  int rank;
+  uint64_t v;
+  uv_mutex_lock(&st.lock);
+  int kind = probe_locked(call, p, tag, block, &rank, &v);
+  uv_mutex_unlock(&st.lock);
+  if (kind == FTMW_DECIDE_PROBE) {
+    size_t bytes = (size_t)(v & ((UINT64_C(1) << PROBE_BYTES_BITS) - 1));
+    ftmw_set_status(status, rank, (int)(v >> PROBE_BYTES_BITS),
+                    bytes > INT_MAX ? INT_MAX : (int)bytes, FT_SUCCESS);
+    if (status)
+      status->bytes = bytes;
+    if (flag)
+      *flag = 1;
+  } else if (v != FT_SUCCESS) {
+    ftmw_set_status(status, rank, tag, 0, (int)v);
+    return ftmw_fail((int)v);
+  }
+  ftmw_ok();
+  return 1;
+}
+
+int ft_probe(int source, int tag, FT_Status *status) {
+  return probe("ft_probe", source, tag, 1, NULL, status);
+}
+
+int ft_iprobe(int source, int tag, int *flag, FT_Status *status) {
+  return probe("ft_iprobe", source, tag, 0, flag, status);
+}
+
+int ft_get_count(const FT_Status *status, FT_Datatype type) {
+  size_t size = ft_type_size(type);
+  if (status == NULL || size == 0)
+    return ftmw_fail(status ? FT_ERR_TYPE : FT_ERR_NULL_ARG), -1;
+  ftmw_ok();
+  if (status->bytes % size != 0 || status->bytes / size > INT_MAX)
+    return FT_UNDEFINED;
+  return (int)(status->bytes / size);
 }
 
 /* --- posted receives ------------------------------------------------------- */
@@ -368,8 +512,8 @@ int ftmw_irecv(const char *call, int logged, void *buf, int count,
     return 0;
   size_t bytes;
   int rc = ftmw_check_buffer(buf, count, type, &bytes);
-  if (rc == FT_SUCCESS && tag < 0 && tag != FT_ANY_TAG)
-    rc = FT_ERR_TAG;
+  if (rc == FT_SUCCESS)
+    rc = ftmw_check_tag(tag, 1);
   if (rc != FT_SUCCESS)
     return ftmw_fail(rc);
   /* The log replays one posted receive: an ms_irecv comes alone. */

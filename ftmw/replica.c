@@ -242,8 +242,9 @@ static int replicated_follow(int kind, int want_rank, int *rank,
   *rank = d->rank;
   *value = d->value;
   rs.dec_taken = d->number;
+  kind = d->kind;
   free(d);
-  return 1;
+  return kind;
 }
 
 static int replicated_end(ftmw_peer *p, int ok, ftmw_msg *m) {
@@ -366,6 +367,13 @@ int ftmw_rep_queue_decision_locked(const ftmw_decision *d) {
   return 0;
 }
 
+/* The kinds of decision that may name no worker (rank 0). */
+static int names_no_worker(int kind) {
+  return kind == FTMW_DECIDE_TESTANY || kind == FTMW_DECIDE_PRIMARY ||
+         kind == FTMW_DECIDE_CLOCK || kind == FTMW_DECIDE_TIMEOUT ||
+         kind == FTMW_DECIDE_PROBED;
+}
+
 /* DECIDE, primary to replica: queued for the call that must follow it. */
 static int on_decide(ftmw_peer *p, const ftmw_hdr *h, void *payload) {
   const uint8_t *b = payload;
@@ -375,11 +383,7 @@ static int on_decide(ftmw_peer *p, const ftmw_hdr *h, void *payload) {
   ftmw_msg_free_data(payload);
   int rc = -1;
   if (p->kind == FTMW_ROLE_MASTER && job.role == FTMW_ROLE_MASTER &&
-      d.rank >= (d.kind == FTMW_DECIDE_TESTANY || d.kind == FTMW_DECIDE_PRIMARY ||
-                         d.kind == FTMW_DECIDE_CLOCK || d.kind == FTMW_DECIDE_TIMEOUT
-                     ? 0
-                     : 1) &&
-      d.rank <= job.W) {
+      d.rank >= (names_no_worker(d.kind) ? 0 : 1) && d.rank <= job.W) {
     uv_mutex_lock(&st.lock);
     rc = ftmw_rep_queue_decision_locked(&d);
     ftmw_loop_wake_locked();

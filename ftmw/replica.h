@@ -59,7 +59,8 @@ int ftmw_rep_begin(struct ftmw_peer *p);
  * 0 when this master decides: it makes the choice and then tells it with
  * ftmw_rep_decide (the primary tells every live replica, in priority
  * order; a replica's call tells nobody). A replica whose call is not the
- * one decided leaves the job (exit 70). */
+ * one decided leaves the job (exit 70). The non-zero that ftmw_rep_follow
+ * returns is the kind decided (of the two that FTMW_DECIDE_OR allows). */
 int ftmw_rep_follow(int kind, int want_rank, int *rank, uint64_t *value);
 /* A call that may be decided one of two ways (a receive with a deadline:
  * RECV, or TIMEOUT with rank 0) follows FTMW_DECIDE_OR(kind, alt). */

@@ -88,5 +88,37 @@ int ftmw_send(const char *call, const void *buf, int count, FT_Datatype type,
 }
 
 int ft_send(const void *buf, int count, FT_Datatype type, int dest, int tag) {
+  if (ftmw_check_tag(tag, 0) != FT_SUCCESS)
+    return ftmw_fail(FT_ERR_TAG);
   return ftmw_send("ft_send", buf, count, type, dest, tag);
+}
+
+/* The receive half is checked first, so that a bad argument there never
+ * leaves the send done. */
+int ft_sendrecv(const void *sendbuf, int sendcount, FT_Datatype sendtype,
+                int dest, int sendtag, void *recvbuf, int recvcount,
+                FT_Datatype recvtype, int source, int recvtag,
+                FT_Status *status) {
+  static const char call[] = "ft_sendrecv";
+  size_t bytes;
+  int rc = !st.initialized ? FT_ERR_NOT_INITIALIZED
+                           : ftmw_check_buffer(recvbuf, recvcount, recvtype,
+                                               &bytes);
+  if (rc == FT_SUCCESS)
+    rc = ftmw_check_tag(recvtag, 1);
+  if (rc == FT_SUCCESS)
+    rc = ftmw_check_tag(sendtag, 0);
+  if (rc == FT_SUCCESS && !(source == FT_ANY_SOURCE && ftmw_is_master()) &&
+      ftmw_peer_of(source == FT_ANY_SOURCE ? 0 : source) == NULL)
+    rc = FT_ERR_RANK;
+  ftmw_set_status(status, source, recvtag, 0, rc);
+  if (rc != FT_SUCCESS)
+    return ftmw_fail(rc);
+  if (ftmw_send(call, sendbuf, sendcount, sendtype, dest, sendtag) == 0 &&
+      ft_error() != FT_SUCCESS) {
+    ftmw_set_status(status, dest, sendtag, 0, ft_error());
+    return 0;
+  }
+  return ftmw_recv(call, recvbuf, recvcount, recvtype, source, recvtag,
+                   status);
 }

@@ -1,5 +1,6 @@
-/* The masters' clock and stopping a worker (timed.h); the receive with a
- * deadline is recv.c's. Application thread only. */
+/* The masters' clock (timed.h, and ft_wtime on it) and stopping a
+ * worker; the receive with a deadline is recv.c's. Application thread
+ * only. */
 #include "timed.h"
 
 #include "calls.h"
@@ -8,24 +9,36 @@
 
 #define st ftmw_st
 
-/* Decided clock minus this master's own clock (application thread). */
+/* Decided clock minus this master's own clock, in microseconds
+ * (application thread). */
 static int64_t clock_offset;
 
-uint64_t ftmw_decided_ms(void) {
+static uint64_t now_us(void) { return uv_hrtime() / 1000u; }
+
+/* The masters' clock in microseconds (see ftmw_decided_ms). */
+static uint64_t decided_us(void) {
   if (!ftmw_is_master())
-    return ftmw_now_ms();
+    return now_us();
   int r;
   uint64_t v;
   uv_mutex_lock(&st.lock);
   /* Read after the follow, which may wait: the wait is not an offset. */
   if (ftmw_rep_follow(FTMW_DECIDE_CLOCK, -1, &r, &v)) {
-    clock_offset = (int64_t)(v - ftmw_now_ms());
+    clock_offset = (int64_t)(v - now_us());
   } else {
-    v = (uint64_t)((int64_t)ftmw_now_ms() + clock_offset);
+    v = (uint64_t)((int64_t)now_us() + clock_offset);
     ftmw_rep_decide(FTMW_DECIDE_CLOCK, 0, v);
   }
   uv_mutex_unlock(&st.lock);
   return v;
+}
+
+uint64_t ftmw_decided_ms(void) { return decided_us() / 1000u; }
+
+double ft_wtime(void) {
+  if (!st.initialized)
+    return (double)now_us() / 1e6;
+  return (double)decided_us() / 1e6;
 }
 
 int ftmw_fence_worker(int rank, const char *why) {

@@ -6,6 +6,7 @@
  * runs. Everything here runs on the thread that owns the loop, except
  * ftmw_transport_start/submit/stop and the waits. */
 #include "ftmw_impl.h"
+#include "abort.h"
 #include "partition.h"
 #include "inbox.h"
 #include "localproc.h"
@@ -304,6 +305,10 @@ static int on_frame(void *ctx, ftmw_conn *c, void *peer, const ftmw_hdr *h,
       ftmw_peer_down(w, 0, "declared failed by the primary");
     return 0;
   }
+  case FTMW_FRAME_ABORT:
+    p->abort_heard = 1;
+    ftmw_abort_start(h->tag, p);
+    return 0;
   case FTMW_FRAME_FENCE:
     if (p->kind != FTMW_ROLE_MASTER) {
       ftmw_peer_down(p, 0, "protocol error: FENCE from a non-master");
@@ -365,6 +370,7 @@ static void on_down(void *ctx, ftmw_conn *c, void *peer, int why,
     uv_mutex_unlock(&st.lock);
   }
   ftmw_peer_down(p, done, text);
+  ftmw_abort_poll(); /* ending the job: was it the last one to close? */
 }
 
 /* Suspected: silent for over half the timeout; alive again when heard. */
@@ -434,6 +440,7 @@ static void on_tick_start(void *ctx) {
 /* A worker or spare whose masters are all gone leaves, a timeout later. */
 static void on_tick(void *ctx, uint64_t now) {
   (void)ctx;
+  ftmw_abort_poll();
   if (st.orphan_since && now > st.orphan_since &&
       now - st.orphan_since > (uint64_t)job.cfg.timeout_ms) {
     ftmw_log("%s %d: every master is gone; exiting", ftmw_role_name(job.role), job.id);
@@ -578,6 +585,10 @@ static void run_submitted(void) {
     case FTMW_OP_CONNECT: do_connect(op); break;
     case FTMW_OP_ACTIVATE: do_activate(op); break;
     case FTMW_OP_FENCE: do_fence(op); break;
+    case FTMW_OP_ABORT:
+      op_finish(op, 0);
+      ftmw_abort_start(op->code, NULL);
+      break;
     case FTMW_OP_STOP:
       op_finish(op, 0);
       stop_all();

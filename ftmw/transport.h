@@ -20,7 +20,8 @@ enum ftmw_op_kind {
   FTMW_OP_ACTIVATE,  /* hand spare op->peer to worker op->target */
   FTMW_OP_FENCE,     /* declare worker op->peer (incarnation op->epoch)
                         failed and fence it (timed.h) */
-  FTMW_OP_STOP       /* close everything and end the loop */
+  FTMW_OP_STOP,      /* close everything and end the loop */
+  FTMW_OP_ABORT      /* end the job with exit status op->code (abort.h) */
 };
 
 /* Work handed from the application thread to the loop. It lives on
@@ -33,6 +34,7 @@ typedef struct ftmw_op {
   struct ftmw_peer *target; /* ACTIVATE: the worker slot */
   uint32_t epoch;           /* the peer incarnation this op is meant for */
   const char *why;          /* FENCE: the reason, logged and traced */
+  int code;                 /* ABORT: the exit status */
   struct sockaddr_storage addr;
   ftmw_out out; /* FRAME: the frame; every op: its outcome */
 } ftmw_op;

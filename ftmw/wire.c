@@ -62,7 +62,13 @@ int ftmw_wire_decode(const uint8_t in[FTMW_HDR_SIZE], uint64_t max_payload,
   case FTMW_FRAME_DECIDE:
     if (h->len != FTMW_DECIDE_SIZE)
       return FTMW_WIRE_ELEN;
-    if (h->tag < FTMW_DECIDE_RECV || h->tag > FTMW_DECIDE_TIMEOUT)
+    if (h->tag < FTMW_DECIDE_RECV || h->tag > FTMW_DECIDE_LAST)
+      return FTMW_WIRE_ETAG;
+    break;
+  case FTMW_FRAME_ABORT:
+    if (h->len != 0)
+      return FTMW_WIRE_ELEN;
+    if (h->tag < 0 || h->tag > 255)
       return FTMW_WIRE_ETAG;
     break;
   case FTMW_FRAME_ACTIVATE:

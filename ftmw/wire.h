@@ -54,7 +54,8 @@
   XX(VERDICT, 15)  /* primary to replica: call seq with worker tag: flag OK */\
   XX(KEPT, 16)     /* primary to replica: worker's data (rank, then data) */  \
   XX(FENCE, 17)    /* master to any peer: you are declared failed; exit */ \
-  XX(DOWN, 18)     /* primary to replica: worker tag, incarnation seq, failed */
+  XX(DOWN, 18)     /* primary to replica: worker tag, incarnation seq, failed */ \
+  XX(ABORT, 19)    /* any to any: ft_abort(tag) was called; exit with tag */
 
 enum ftmw_frame_type {
 #define FTMW_FT_GEN(name, val) FTMW_FRAME_##name = val,
@@ -78,7 +79,10 @@ enum ftmw_frame_type {
  * (see ftmw_rep_restore_value), the error ft_irecv reported, or that the
  * primary's ft_is_primary said 1 (and what it guards was done there).
  * TIMEOUT (rank 0): an FT_ANY_SOURCE receive with a deadline (timed.h)
- * took nothing by then; CLOCK (rank 0) carries the primary's clock. */
+ * took nothing by then; CLOCK (rank 0) carries the primary's clock.
+ * PROBE: a probe found a message from worker rank, value its tag << 33 |
+ * its bytes; PROBED: it found none (value FT_SUCCESS, rank the source
+ * asked, 0 for any) or reported the error in value (rank: the worker). */
 enum {
   FTMW_DECIDE_RECV = 1,
   FTMW_DECIDE_TEST = 2,
@@ -86,8 +90,11 @@ enum {
   FTMW_DECIDE_RESTORE = 4,
   FTMW_DECIDE_POST = 5,
   FTMW_DECIDE_PRIMARY = 6, /* ft_is_primary answered 1 here */
-  FTMW_DECIDE_CLOCK = 7,   /* rank 0, value: the masters' clock in ms */
-  FTMW_DECIDE_TIMEOUT = 8  /* rank 0: a receive with a deadline gave up */
+  FTMW_DECIDE_CLOCK = 7,   /* rank 0, value: the masters' clock in us */
+  FTMW_DECIDE_TIMEOUT = 8, /* rank 0: a receive with a deadline gave up */
+  FTMW_DECIDE_PROBE = 9,   /* a probe found a message */
+  FTMW_DECIDE_PROBED = 10, /* a probe found none, or reported an error */
+  FTMW_DECIDE_LAST = FTMW_DECIDE_PROBED
 };
 #define FTMW_DECIDE_SIZE 16
 

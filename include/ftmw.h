@@ -32,10 +32,16 @@ extern "C" {
 #endif
 
 #define FTMW_VERSION_MAJOR 0
-#define FTMW_VERSION_MINOR 1
+#define FTMW_VERSION_MINOR 2
 
 #define FT_ANY_SOURCE (-1)
 #define FT_ANY_TAG    (-1)
+/* The largest tag an application may use (MPI_TAG_UB): tags are
+ * 0..FT_TAG_UB. The one above it is the library's own (ft_bcast). */
+#define FT_TAG_UB     0x7ffffffe
+/* ft_get_count's answer for a message that is not a whole number of
+ * elements of the type asked (MPI_UNDEFINED). */
+#define FT_UNDEFINED  (-32766)
 
 /* Element types. Data travels as raw bytes: every process of a job must
  * share one data representation (one architecture), as with MPI on a
@@ -90,11 +96,17 @@ typedef enum {
   FT_ERRNO_COUNT
 } FT_Error;
 
+/* What a receive or a probe tells of its message, as MPI_Status does:
+ * status.source and status.tag are MPI_SOURCE and MPI_TAG, status.error
+ * MPI_ERROR, and ft_get_count(&status, type) is MPI_Get_count. */
 typedef struct {
-  int source; /* rank the message came from (or the failed rank) */
-  int tag;    /* tag of the message */
-  int count;  /* elements received */
-  int error;  /* FT_Error of the call */
+  int source;   /* rank the message came from (or the failed rank) */
+  int tag;      /* tag of the message */
+  int count;    /* elements received (a probe: the message's bytes, up to
+                   INT_MAX) */
+  int error;    /* FT_Error of the call */
+  size_t bytes; /* the message's size in bytes, received or not (a probe,
+                   FT_ERR_TRUNCATE); 0 when the call reported an error */
 } FT_Status;
 
 /* Starts MPI (unless the application already did; FTMW asks for
@@ -187,6 +199,82 @@ FTMW_EXPORT int ft_recv(void *buf, int count, FT_Datatype type, int source,
                         int tag, FT_Status *status);
 FTMW_EXPORT int ft_rcv(void *buf, int count, FT_Datatype type, int source,
                        int tag, FT_Status *status);
+
+/* Waits until a message from source (FT_ANY_SOURCE in a master) with tag
+ * (or FT_ANY_TAG) can be received, and receives nothing: *status tells
+ * its source, tag and size (ft_get_count), and the next ft_recv naming
+ * that source and tag takes that very message (messages from one sender
+ * stay in order). Returns 1, or 0 with the error ft_recv would report, at
+ * the same moments: FT_ERR_PEER_FAILED when the source has failed and
+ * nothing matching from it is queued (with FT_ANY_SOURCE: nothing
+ * matching is queued and a worker failed since it was last reported,
+ * status->source names it), so a probe never waits for ever on a dead
+ * process. With master replicas, what the primary's probe found (or
+ * reported) is what every master's same call returns. status may be
+ * NULL. */
+FTMW_EXPORT int ft_probe(int source, int tag, FT_Status *status);
+
+/* ft_probe that does not wait: *flag is 1 when a matching message is
+ * queued (*status as ft_probe's), 0 when none is yet. Returns 1, or 0 with
+ * ft_probe's errors (*flag 0). Each call also lets the library's I/O run
+ * once, so a loop of ft_iprobe sees messages arrive. */
+FTMW_EXPORT int ft_iprobe(int source, int tag, int *flag, FT_Status *status);
+
+/* The number of elements of type in the message status describes (after
+ * a receive or a probe): FT_UNDEFINED when its size is not a whole number
+ * of them (or the count does not fit an int), -1 with FT_ERR_NULL_ARG or
+ * FT_ERR_TYPE on a misuse. */
+FTMW_EXPORT int ft_get_count(const FT_Status *status, FT_Datatype type);
+
+/* ft_send to dest, then ft_recv from source (MPI_Sendrecv): a worker
+ * returning a result and taking the next task, or a master answering one
+ * worker. FTMW buffers at the receiver, so the send never waits for the
+ * other side's receive. Returns the elements received, or 0 with the
+ * error of whichever half failed first (when the send fails nothing is
+ * received; status->source then names dest). status may be NULL. */
+FTMW_EXPORT int ft_sendrecv(const void *sendbuf, int sendcount,
+                            FT_Datatype sendtype, int dest, int sendtag,
+                            void *recvbuf, int recvcount,
+                            FT_Datatype recvtype, int source, int recvtag,
+                            FT_Status *status);
+
+/* MPI_Bcast from the master (root must be 0): every process calls it with
+ * the same arguments. In a master it sends buf to every worker, and
+ * returns count when each has acknowledged it; 0 with
+ * FT_ERR_PEER_FAILED when any worker had failed (and was not restored) or
+ * failed meanwhile (every live one still has it; ft_test says which
+ * failed: each failure is reported by this call), FT_ERR_PEER_FINALIZED
+ * when one had called ft_finalize. In a worker it receives the master's
+ * next broadcast (never a message of ft_send: broadcasts have a tag of
+ * their own) and returns the elements received, or 0 with ft_recv's
+ * errors. With replicas every master makes the same call; only the
+ * primary sends. */
+FTMW_EXPORT int ft_bcast(void *buf, int count, FT_Datatype type, int root);
+
+/* ft_bcast, logged: every broadcast is kept in each worker's ms_* log for
+ * the whole job, and ms_restore replays all of them, in their place, to a
+ * restored worker, so that it gets the problem again. In a worker it is
+ * ft_bcast (workers need not know whether their master logs). */
+FTMW_EXPORT int ms_bcast(void *buf, int count, FT_Datatype type, int root);
+
+/* Seconds since an arbitrary moment of this job, with microsecond
+ * resolution (MPI_Wtime). In masters with replicas it is the primary's
+ * clock, followed by every replica's same call (so that a program that
+ * decides on time decides alike), and it goes on from there in a master
+ * that takes over. Elsewhere, this process's monotonic clock. */
+FTMW_EXPORT double ft_wtime(void);
+
+/* Ends the whole job (MPI_Abort): this process tells every process it is
+ * connected to, each of them (a master: after telling its own) exits with
+ * status code & 0xff, and so does this one once they have closed their
+ * connections, or after FTMW_ABORT_WAIT_MS (2 s) if some cannot be
+ * reached. ftmwrun then exits with that status. Does not return. Before
+ * ft_init (or after ft_finalize), this process alone exits. */
+FTMW_EXPORT void ft_abort(int code)
+#if defined(__GNUC__)
+    __attribute__((noreturn))
+#endif
+    ;
 
 /* Master only. Posts a receive from one worker, completed later by ft_wait
  * or ft_waitany; the buffer must stay valid until then. Several receives

@@ -3,7 +3,7 @@
  *
  * A sequence is a string of calls to one worker, in order: S (ms_send),
  * R (ms_recv) or I (ms_irecv), then the tag (a number, or * for
- * FT_ANY_TAG), then the outcome: nothing for success (an I stays posted),
+ * FT_ANY_TAG), or B (ms_bcast's send, no tag); then the outcome: nothing for success (an I stays posted),
  * "!" when the call reported the worker's failure, and for an I, "w" when
  * its ft_wait completed and "f" when its ft_wait reported the failure. The
  * plan is written as the positions of the replayed calls, from 0. */
@@ -27,13 +27,14 @@ static void play(ftmw_mslog *log, const char *seq) {
       s++;
       continue;
     }
-    int kind = *s == 'S' ? FTMW_MSLOG_SEND
+    int kind = *s == 'S' || *s == 'B' ? FTMW_MSLOG_SEND
              : *s == 'R' ? FTMW_MSLOG_RECV
              : FTMW_MSLOG_IRECV;
-    cr_assert(strchr("SRI", *s), "bad token in '%s'", seq);
-    s++;
+    cr_assert(strchr("SRIB", *s), "bad token in '%s'", seq);
     int tag = FT_ANY_TAG;
-    if (*s == '*')
+    if (*s++ == 'B')
+      tag = FTMW_TAG_BCAST;
+    else if (*s == '*')
       s++;
     else
       tag = (int)strtol(s, (char **)&s, 10);
@@ -78,6 +79,12 @@ static const struct {
      "0 1 2"},
     {"completed cycle skipped, a replayed", "S1 S2 R2 S1!", "3"},
     {"new instance replaces the old in place", "S1 S2 R2 S1 S2!", "3 4"},
+    /* Broadcasts: each a node of its own, kept, replayed before the rest
+     * (the cycle of tag 1 was renewed in place, ahead of the second). */
+    {"broadcasts kept and replayed first", "B S1 R1 S2 R2 B S1 R1!",
+     "0 5 6 7"},
+    {"consecutive broadcasts are not a cycle", "B B S1 R1 S2 R2 S1 R1!",
+     "0 1 6 7"},
     {"failure at c of a later iteration", "S1 S2 R2 S1 S2 R2 S1 S2 R2!",
      "6 7 8"},
     {"unchecked failure, then the next call", "S1 S2 R2 S1! S2!", "3 4"},

@@ -432,17 +432,26 @@ Test(replica, replica_follows_decisions) {
   cr_assert_eq(ftmw_rep_queue_decision_locked(&d), 0);
   int rank = -1;
   uint64_t value = 0;
-  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value), 1);
+  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value), FTMW_DECIDE_RECV);
   cr_assert_eq(rank, 2);
   cr_assert_eq(value, 7);
   cr_assert_eq(ftmw_rep.dec_taken, 1);
   SCRIPT(decide(0, FTMW_DECIDE_TEST, 1, 1, 2));
-  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_TEST, 1, &rank, &value), 1);
+  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_TEST, 1, &rank, &value), FTMW_DECIDE_TEST);
   script_played();
   cr_assert_eq(rank, 1);
   cr_assert_eq(value, 1);
   cr_assert_eq(ftmw_rep.dec_taken, 2);
   cr_assert(ftmw_q_empty(&ftmw_rep.decisions));
+  /* A call of two possible kinds learns which one was decided. */
+  ftmw_decision p = {.kind = FTMW_DECIDE_PROBED, .rank = 3, .value = 0,
+                     .number = 3};
+  cr_assert_eq(ftmw_rep_queue_decision_locked(&p), 0);
+  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_OR(FTMW_DECIDE_PROBE,
+                                              FTMW_DECIDE_PROBED),
+                               3, &rank, &value),
+               FTMW_DECIDE_PROBED);
+  cr_assert_eq(rank, 3);
   cr_assert_eq(nsent, 0, "sent: %s", frames());
 }
 
@@ -458,7 +467,7 @@ Test(replica, decision_round_trip) {
                      .number = sent[0].seq};
   job.id = 1; /* the same frame, now in replica 1 */
   cr_assert_eq(ftmw_rep_queue_decision_locked(&d), 0);
-  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RESTORE, 2, &rank, &value), 1);
+  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RESTORE, 2, &rank, &value), FTMW_DECIDE_RESTORE);
   cr_assert_eq(rank, 2);
   cr_assert_eq(value, 0x123456789abcull);
 }
@@ -489,15 +498,15 @@ Test(replica, unfollowed_decision_followed_again) {
          decide(0, FTMW_DECIDE_RECV, 2, 6, 2));
   int rank;
   uint64_t value;
-  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value), 1);
+  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value), FTMW_DECIDE_RECV);
   cr_assert_eq(rank, 1);
   ftmw_rep_unfollow(FTMW_DECIDE_RECV, rank, value);
   cr_assert_eq(ftmw_rep.dec_taken, 0);
-  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value), 1);
+  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value), FTMW_DECIDE_RECV);
   cr_assert_eq(rank, 1);
   cr_assert_eq(value, 5);
   cr_assert_eq(ftmw_rep.dec_taken, 1);
-  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value), 1);
+  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value), FTMW_DECIDE_RECV);
   cr_assert_eq(rank, 2);
   cr_assert_eq(value, 6);
   script_played();
@@ -837,8 +846,8 @@ Test(replica, failover_new_primary_resends_last_decision) {
          decide(0, FTMW_DECIDE_TEST, 1, 0, 2), master_fails(0));
   int rank;
   uint64_t value;
-  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value), 1);
-  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_TEST, 1, &rank, &value), 1);
+  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value), FTMW_DECIDE_RECV);
+  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_TEST, 1, &rank, &value), FTMW_DECIDE_TEST);
   cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value), 0);
   script_played();
   cr_assert_eq(st.primary, 1);
@@ -862,9 +871,9 @@ Test(replica, failover_new_primary_follows_old_decisions_first) {
   now(master_fails(0));
   int rank;
   uint64_t value;
-  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value), 1);
+  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value), FTMW_DECIDE_RECV);
   cr_assert_eq(rank, 2);
-  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value), 1);
+  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value), FTMW_DECIDE_RECV);
   cr_assert_eq(rank, 1);
   cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value), 0);
 }
@@ -982,8 +991,8 @@ Test(replica, new_primary_resends_last_decision_before_deciding) {
          decide(0, FTMW_DECIDE_RECV, 1, 5, 2), master_fails(0));
   int rank;
   uint64_t value;
-  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value), 1);
-  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value), 1);
+  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value), FTMW_DECIDE_RECV);
+  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value), FTMW_DECIDE_RECV);
   uv_mutex_unlock(&st.lock);
   int failed = ft_test(2); /* the application's call, as it makes it */
   uv_mutex_lock(&st.lock);

@@ -71,7 +71,7 @@ Test(wire, replica_frames, .timeout = 5) {
         .len = FTMW_DECIDE_SIZE}, FTMW_WIRE_OK},
       {{.type = FTMW_FRAME_DECIDE, .tag = FTMW_DECIDE_POST,
         .len = FTMW_DECIDE_SIZE}, FTMW_WIRE_OK},
-      {{.type = FTMW_FRAME_DECIDE, .tag = FTMW_DECIDE_TIMEOUT + 1,
+      {{.type = FTMW_FRAME_DECIDE, .tag = FTMW_DECIDE_LAST + 1,
         .len = FTMW_DECIDE_SIZE}, FTMW_WIRE_ETAG},
       {{.type = FTMW_FRAME_DECIDE, .tag = 0, .len = FTMW_DECIDE_SIZE},
        FTMW_WIRE_ETAG},
@@ -86,6 +86,14 @@ Test(wire, replica_frames, .timeout = 5) {
       {{.type = FTMW_FRAME_WELCOME, .len = 0}, FTMW_WIRE_ELEN},
       {{.type = FTMW_FRAME_KEPT, .tag = 1, .len = 12}, FTMW_WIRE_OK},
       {{.type = FTMW_FRAME_COPY, .tag = -1, .len = 1}, FTMW_WIRE_ETAG},
+      {{.type = FTMW_FRAME_DECIDE, .tag = FTMW_DECIDE_PROBED,
+        .len = FTMW_DECIDE_SIZE}, FTMW_WIRE_OK},
+      /* ABORT: an exit status, nothing else */
+      {{.type = FTMW_FRAME_ABORT, .tag = 255}, FTMW_WIRE_OK},
+      {{.type = FTMW_FRAME_ABORT, .tag = 0}, FTMW_WIRE_OK},
+      {{.type = FTMW_FRAME_ABORT, .tag = 256}, FTMW_WIRE_ETAG},
+      {{.type = FTMW_FRAME_ABORT, .tag = -1}, FTMW_WIRE_ETAG},
+      {{.type = FTMW_FRAME_ABORT, .tag = 1, .len = 4}, FTMW_WIRE_ELEN},
   };
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     ftmw_wire_encode(buf, &cases[i].h);

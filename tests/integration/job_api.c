@@ -17,26 +17,12 @@
 #include "ftmw_farm.h"
 #include "ftmw_impl.h" /* rogue mode reads the master's listening address */
 
-static int failures;
-#define CHECK(cond, ...)                                                       \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      fprintf(stderr, "CHECK FAILED %s:%d: %s: ", __FILE__, __LINE__, #cond);  \
-      fprintf(stderr, __VA_ARGS__);                                            \
-      fprintf(stderr, "\n");                                                   \
-      failures++;                                                              \
-    }                                                                          \
-  } while (0)
+#include "check.h"
 
 static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void expect_err(int ret, int want_ret, int code, const char *what) {
-  CHECK(ret == want_ret && ft_error() == code, "%s: returned %d error %s, want %d %s",
-        what, ret, ft_errname(ft_error()), want_ret, ft_errname(code));
 }
 
 /* --- api: misuse codes and ordinary traffic ------------------------------ */

@@ -8,10 +8,11 @@
 # one line of every live master, the same line. With REF_OPTS set, the
 # line matching the first one must also equal that of a fault-free run
 # with those ftmwrun options. With DEAD=N in the environment, N masters
-# are killed by FAULT: the survivors must agree.
+# are killed by FAULT: the survivors must agree. FAULT "none": no fault.
 # Usage: replica_agree.sh FTMWRUN "FTMWRUN-OPTIONS" M FAULT WANT PROGRAM [ARGS...]
 set -u
 ftmwrun=$1 opts=$2 m=$3 fault=$4 want=$5 prog=$6
+if [ "$fault" = none ]; then unset FT_FAULT; else export FT_FAULT="$fault"; fi
 shift 6
 . "$(dirname "$0")/workdir.sh"
 if [ -n "${REF_OPTS:-}" ]; then
@@ -20,7 +21,7 @@ fi
 # Standard output (the results) apart from error (the library's messages):
 # merged, a message could land in the middle of a result line.
 # shellcheck disable=SC2086
-FT_TRACE=$tmp/trace FT_FAULT=$fault "$ftmwrun" $opts -m "$m" "$prog" "$@" > "$tmp/out" 2> "$tmp/err"
+FT_TRACE=$tmp/trace "$ftmwrun" $opts -m "$m" "$prog" "$@" > "$tmp/out" 2> "$tmp/err"
 rc=$?
 cat "$tmp/out" "$tmp/err" | grep -v PMIX
 [ "$rc" -eq 0 ] || { echo "FAIL: exit status $rc"; exit 1; }

@@ -1,0 +1,391 @@
+/* Job-level checks of the calls that ported MPI programs use beyond the
+ * thesis API: ft_probe, ft_iprobe, ft_get_count, ft_sendrecv, ft_bcast,
+ * ms_bcast, ft_wtime and ft_abort. Run through ftmwrun by ctest.
+ * Usage: job_calls MODE
+ *   calls          misuse codes, every call on live and dead peers; worker
+ *                  3 dies halfway. Each master prints "calls sum N failed
+ *                  3" (the same line in every master with replicas).
+ *   msbcast        ms_bcast: two broadcasts, then tasks, a third broadcast
+ *                  in the middle; workers 2 and 3 die (before and after
+ *                  the third) and ms_restore brings them back with every
+ *                  broadcast. Prints "msbcast sum N restores 2".
+ *   abort_worker   worker 2 calls ft_abort(7) while everyone else waits.
+ *   abort_master   the master calls ft_abort(9) while the workers wait.
+ * Exits 0 when every check of the mode passed; prints what failed. */
+#define _DEFAULT_SOURCE /* nanosleep, pause */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+
+/* Sleeps s seconds, whatever signals cut the sleep short (MPICH's hydra
+ * sends every rank SIGUSR1 when one dies). */
+static void sleep_s(double s) {
+  struct timespec ts = {(time_t)s, (long)((s - (time_t)s) * 1e9)};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+    ;
+}
+
+/* ft_wtime advances with the time slept, in seconds. */
+static void check_wtime(void) {
+  double t0 = ft_wtime();
+  sleep_s(0.1);
+  double t1 = ft_wtime();
+  CHECK(t1 - t0 >= 0.099 && t1 - t0 < 10, "ft_wtime: %.6f s for 0.1 s",
+        t1 - t0);
+}
+
+/* --- calls ------------------------------------------------------------------ */
+
+enum { TAG_P2P = 5, TAG_DOUBLES = 7, TAG_INTS = 8, TAG_RESULT = 9,
+       TAG_REPLY = 10, TAG_GO = 11, TAG_TASK = 12, TAG_ACK = 13,
+       TAG_SECOND = 14, TAG_NONE = 99 };
+#define NDOUBLES 5
+#define NINTS 3
+#define DYING 3 /* the worker that dies halfway */
+
+static const double problem[3] = {1.5, 2.5, 3.5};
+
+static double doubles_of(int w, int i) { return w * problem[i % 3] + i; }
+
+static void calls_misuse_master(int W) {
+  int x = 1, flag = 7;
+  FT_Status st;
+  expect_err(ft_probe(W + 1, 0, &st), 0, FT_ERR_RANK, "probe rank W+1");
+  expect_err(ft_probe(0, 0, &st), 0, FT_ERR_RANK, "probe rank 0 (itself)");
+  expect_err(ft_probe(1, -5, &st), 0, FT_ERR_TAG, "probe tag -5");
+  expect_err(ft_probe(1, FT_TAG_UB + 1, &st), 0, FT_ERR_TAG,
+             "probe the library's tag");
+  expect_err(ft_iprobe(1, 0, NULL, &st), 0, FT_ERR_NULL_ARG, "iprobe flag NULL");
+  expect_err(ft_iprobe(1, -3, &flag, &st), 0, FT_ERR_TAG, "iprobe tag -3");
+  CHECK(flag == 0, "iprobe misuse leaves flag %d", flag);
+  expect_err(ft_get_count(NULL, FT_INT), -1, FT_ERR_NULL_ARG, "get_count NULL");
+  expect_err(ft_get_count(&st, (FT_Datatype)99), -1, FT_ERR_TYPE,
+             "get_count bad type");
+  expect_err(ft_bcast(&x, 1, FT_INT, 1), 0, FT_ERR_RANK, "bcast root 1");
+  expect_err(ft_bcast(&x, -1, FT_INT, 0), 0, FT_ERR_COUNT, "bcast count -1");
+  expect_err(ft_bcast(NULL, 1, FT_INT, 0), 0, FT_ERR_BUFFER, "bcast NULL");
+  expect_err(ms_bcast(&x, 1, (FT_Datatype)99, 0), 0, FT_ERR_TYPE,
+             "ms_bcast bad type");
+  expect_err(ft_send(&x, 1, FT_INT, 1, FT_TAG_UB + 1), 0, FT_ERR_TAG,
+             "send with the library's tag");
+  expect_err(ms_send(&x, 1, FT_INT, 1, FT_TAG_UB + 1), 0, FT_ERR_TAG,
+             "ms_send with the library's tag");
+  expect_err(ft_isend(&x, 1, FT_INT, 1, FT_TAG_UB + 1, NULL), 0, FT_ERR_TAG,
+             "isend with the library's tag");
+  expect_err(ft_recv(&x, 1, FT_INT, 1, FT_TAG_UB + 1, &st), 0, FT_ERR_TAG,
+             "recv with the library's tag");
+  expect_err(ft_irecv(&x, 1, FT_INT, 1, FT_TAG_UB + 1), 0, FT_ERR_TAG,
+             "irecv with the library's tag");
+  /* The receive half is checked before anything is sent: worker 1 would
+   * get an unexpected message otherwise (its checks below would fail). */
+  expect_err(ft_sendrecv(&x, 1, FT_INT, 1, TAG_TASK, &x, 1, FT_INT, 1, -2, &st),
+             0, FT_ERR_TAG, "sendrecv bad receive tag");
+  CHECK(st.error == FT_ERR_TAG, "sendrecv status error %d", st.error);
+  expect_err(ft_sendrecv(&x, 1, FT_INT, 1, TAG_TASK, NULL, 1, FT_INT, 1, 0, &st),
+             0, FT_ERR_BUFFER, "sendrecv NULL receive buffer");
+  expect_err(ft_sendrecv(&x, 1, FT_INT, 1, TAG_TASK, &x, 1, FT_INT, W + 1, 0,
+                         &st), 0, FT_ERR_RANK, "sendrecv from W+1");
+  expect_err(ft_sendrecv(&x, 1, FT_INT, W + 1, TAG_TASK, &x, 1, FT_INT, 1, 0,
+                         &st), 0, FT_ERR_RANK, "sendrecv to W+1");
+}
+
+/* Takes each worker's two messages as a ported program does: probe, size
+ * the buffer from the status, receive. Returns their checksum. */
+static double calls_probe_all(int W) {
+  double sum = 0;
+  int seen[64] = {0};
+  for (int i = 0; i < 2 * W; i++) {
+    FT_Status st, got;
+    CHECK(ft_probe(FT_ANY_SOURCE, FT_ANY_TAG, &st) == 1, "probe %d: %s", i,
+          ft_errname(ft_error()));
+    int w = st.source;
+    if (w < 1 || w > W) {
+      CHECK(0, "probe %d: source %d", i, w);
+      return sum;
+    }
+    int want_tag = seen[w]++ == 0 ? TAG_DOUBLES : TAG_INTS;
+    CHECK(st.tag == want_tag, "worker %d message %d: tag %d", w, seen[w], st.tag);
+    CHECK(ft_get_count(&st, FT_CHAR) == (int)st.bytes && st.count == (int)st.bytes,
+          "bytes %zu count %d", st.bytes, st.count);
+    if (st.tag == TAG_DOUBLES) {
+      double v[NDOUBLES], small[1];
+      CHECK(ft_get_count(&st, FT_DOUBLE) == NDOUBLES &&
+                ft_get_count(&st, FT_INT) == 2 * NDOUBLES,
+            "counts of %zu bytes", st.bytes);
+      if (i == 0) { /* too small: the message stays, as the probe said */
+        expect_err(ft_recv(small, 1, FT_DOUBLE, w, st.tag, &got), 0,
+                   FT_ERR_TRUNCATE, "truncated receive");
+        CHECK(got.bytes == st.bytes, "truncated: bytes %zu", got.bytes);
+      }
+      int n = ft_get_count(&st, FT_DOUBLE);
+      CHECK(ft_recv(v, n, FT_DOUBLE, w, st.tag, &got) == NDOUBLES &&
+                got.bytes == st.bytes && got.count == NDOUBLES,
+            "receive the probed doubles: %s", ft_errname(ft_error()));
+      for (int k = 0; k < NDOUBLES; k++) {
+        CHECK(v[k] == doubles_of(w, k), "worker %d double %d: %g", w, k, v[k]);
+        sum += v[k];
+      }
+    } else {
+      int v[NINTS];
+      CHECK(ft_get_count(&st, FT_INT) == NINTS &&
+                ft_get_count(&st, FT_DOUBLE) == FT_UNDEFINED,
+            "counts of %zu bytes", st.bytes);
+      CHECK(ft_recv(v, NINTS, FT_INT, w, st.tag, &got) == NINTS,
+            "receive the probed ints: %s", ft_errname(ft_error()));
+      for (int k = 0; k < NINTS; k++) {
+        CHECK(v[k] == 10 * w + k, "worker %d int %d: %d", w, k, v[k]);
+        sum += v[k];
+      }
+    }
+  }
+  return sum;
+}
+
+static void calls_master(int W) {
+  int x = 5, flag;
+  FT_Status st;
+  calls_misuse_master(W);
+  /* A point-to-point message queued ahead of the broadcast: the workers'
+   * ft_bcast must not take it, nor their FT_ANY_TAG receive the broadcast. */
+  for (int w = 1; w <= W; w++)
+    CHECK(ft_send(&x, 1, FT_INT, w, TAG_P2P) == 1, "p2p to %d", w);
+  double prob[3];
+  memcpy(prob, problem, sizeof(prob));
+  CHECK(ft_bcast(prob, 3, FT_DOUBLE, 0) == 3, "bcast: %s", ft_errname(ft_error()));
+  double sum = calls_probe_all(W);
+  /* Nothing is on its way now: the workers wait for TAG_GO. */
+  CHECK(ft_iprobe(FT_ANY_SOURCE, FT_ANY_TAG, &flag, &st) == 1 && flag == 0,
+        "iprobe with nothing sent: %d flag %d", ft_error(), flag);
+  CHECK(ft_iprobe(1, FT_ANY_TAG, &flag, &st) == 1 && flag == 0,
+        "iprobe worker 1 with nothing sent: %d flag %d", ft_error(), flag);
+  for (int w = 1; w <= W; w++)
+    CHECK(ft_send(&x, 1, FT_INT, w, TAG_GO) == 1, "go to %d", w);
+  /* A loop of ft_iprobe sees the results come (it lets the I/O run). */
+  for (flag = 0; !flag;)
+    CHECK(ft_iprobe(FT_ANY_SOURCE, TAG_RESULT, &flag, &st) == 1, "iprobe loop");
+  CHECK(st.tag == TAG_RESULT && ft_get_count(&st, FT_INT) == 1,
+        "iprobe status tag %d bytes %zu", st.tag, st.bytes);
+  for (int i = 0; i < W; i++) { /* each worker's ft_sendrecv */
+    int res, reply;
+    CHECK(ft_recv(&res, 1, FT_INT, FT_ANY_SOURCE, TAG_RESULT, &st) == 1,
+          "result: %s", ft_errname(ft_error()));
+    CHECK(res == 100 * st.source, "result of %d: %d", st.source, res);
+    reply = 2 * res;
+    CHECK(ft_send(&reply, 1, FT_INT, st.source, TAG_REPLY) == 1, "reply");
+    sum += res;
+  }
+  for (int w = 1; w <= W; w++) { /* the master's own ft_sendrecv */
+    int task = 1000 + w, ack = 0;
+    CHECK(ft_sendrecv(&task, 1, FT_INT, w, TAG_TASK, &ack, 1, FT_INT, w,
+                      TAG_ACK, &st) == 1 && ack == task + 1 && st.source == w,
+          "sendrecv with %d: ack %d %s", w, ack, ft_errname(ft_error()));
+    sum += ack;
+  }
+  /* Worker DYING is dying. A probe from any worker reports it (the others
+   * live, but none will ever send TAG_NONE)... */
+  expect_err(ft_probe(FT_ANY_SOURCE, TAG_NONE, &st), 0, FT_ERR_PEER_FAILED,
+             "probe any, one dead");
+  CHECK(st.source == DYING && st.error == FT_ERR_PEER_FAILED,
+        "probe any reported %d", st.source);
+  /* ...once: then there is nothing to report, nor to take. */
+  CHECK(ft_iprobe(FT_ANY_SOURCE, TAG_NONE, &flag, &st) == 1 && flag == 0,
+        "iprobe any after the report: %s flag %d", ft_errname(ft_error()), flag);
+  expect_err(ft_probe(DYING, FT_ANY_TAG, &st), 0, FT_ERR_PEER_FAILED,
+             "probe the dead worker");
+  CHECK(st.source == DYING, "probe dead: source %d", st.source);
+  expect_err(ft_iprobe(DYING, FT_ANY_TAG, &flag, &st), 0, FT_ERR_PEER_FAILED,
+             "iprobe the dead worker");
+  int task = 7, ack;
+  expect_err(ft_sendrecv(&task, 1, FT_INT, DYING, TAG_TASK, &ack, 1, FT_INT,
+                         DYING, TAG_ACK, &st), 0, FT_ERR_PEER_FAILED,
+             "sendrecv with the dead worker");
+  CHECK(st.source == DYING, "sendrecv dead: source %d", st.source);
+  /* The live workers get the broadcast; the call says one did not. */
+  int second = 40;
+  expect_err(ft_bcast(&second, 1, FT_INT, 0), 0, FT_ERR_PEER_FAILED,
+             "bcast with a dead worker");
+  for (int w = 1; w <= W; w++)
+    CHECK(ft_test(w) == (w == DYING), "ft_test(%d) after the bcast", w);
+  for (int w = 1; w <= W; w++) {
+    if (w == DYING)
+      continue;
+    int v;
+    CHECK(ft_recv(&v, 1, FT_INT, w, TAG_SECOND, &st) == 1 && v == second + w,
+          "second broadcast's answer from %d: %d", w, v);
+    sum += v;
+  }
+  check_wtime();
+  printf("calls sum %.1f failed %d\n", sum, ft_testany());
+}
+
+static void calls_worker(int rank, int restored) {
+  int x, flag;
+  FT_Status st;
+  double prob[3] = {0};
+  expect_err(ft_bcast(&x, 1, FT_INT, 1), 0, FT_ERR_RANK, "worker bcast root 1");
+  expect_err(ft_probe(1, 0, &st), 0, FT_ERR_RANK, "worker probe rank 1");
+  expect_err(ft_probe(0, FT_TAG_UB + 1, &st), 0, FT_ERR_TAG,
+             "worker probe the library's tag");
+  CHECK(ft_probe(0, FT_ANY_TAG, &st) == 1 && st.tag == TAG_P2P && st.source == 0 &&
+            ft_get_count(&st, FT_INT) == 1,
+        "worker probe: tag %d source %d", st.tag, st.source);
+  CHECK(ft_bcast(prob, 3, FT_DOUBLE, 0) == 3 && memcmp(prob, problem, sizeof(prob)) == 0,
+        "worker bcast: %s", ft_errname(ft_error()));
+  CHECK(ft_recv(&x, 1, FT_INT, 0, FT_ANY_TAG, &st) == 1 && st.tag == TAG_P2P && x == 5,
+        "the p2p message after the broadcast: tag %d", st.tag);
+  double d[NDOUBLES];
+  int v[NINTS];
+  for (int k = 0; k < NDOUBLES; k++)
+    d[k] = doubles_of(rank, k);
+  for (int k = 0; k < NINTS; k++)
+    v[k] = 10 * rank + k;
+  CHECK(ft_send(d, NDOUBLES, FT_DOUBLE, 0, TAG_DOUBLES) == NDOUBLES, "doubles");
+  CHECK(ft_send(v, NINTS, FT_INT, 0, TAG_INTS) == NINTS, "ints");
+  CHECK(ft_recv(&x, 1, FT_INT, 0, TAG_GO, &st) == 1, "go");
+  CHECK(ft_iprobe(0, TAG_TASK, &flag, &st) == 1, "worker iprobe");
+  int res = 100 * rank, reply = 0;
+  CHECK(ft_sendrecv(&res, 1, FT_INT, 0, TAG_RESULT, &reply, 1, FT_INT, 0,
+                    TAG_REPLY, &st) == 1 && reply == 2 * res && st.source == 0,
+        "worker sendrecv: reply %d %s", reply, ft_errname(ft_error()));
+  int task, ack;
+  CHECK(ft_recv(&task, 1, FT_INT, 0, TAG_TASK, &st) == 1, "task");
+  ack = task + 1;
+  CHECK(ft_send(&ack, 1, FT_INT, 0, TAG_ACK) == 1, "ack");
+  if (rank == DYING && !restored)
+    raise(SIGKILL);
+  int second;
+  CHECK(ft_bcast(&second, 1, FT_INT, 0) == 1, "second bcast: %s",
+        ft_errname(ft_error()));
+  second += rank;
+  CHECK(ft_send(&second, 1, FT_INT, 0, TAG_SECOND) == 1, "second answer");
+  check_wtime();
+}
+
+/* --- msbcast ---------------------------------------------------------------- */
+
+#define MS_TASKS 6
+#define MS_C_FROM 4 /* the task before which the third broadcast comes */
+enum { TAG_STOP = 99 };
+
+static int ms_expected(int a, int b, int c, int k, int w) {
+  return a * k + b + (k >= MS_C_FROM ? c : 0) + w;
+}
+
+/* ms_restore every worker that failed (after an ms_bcast said one did). */
+static int restore_failed(int W, int *restores) {
+  for (int w = 1; w <= W; w++)
+    if (ft_test(w)) {
+      if (!ms_restore(w))
+        return 0;
+      ++*restores;
+    }
+  return 1;
+}
+
+static void msbcast_master(int W) {
+  int a = 3, b = 4, c = 50, restores = 0;
+  long sum = 0;
+  if ((!ms_bcast(&a, 1, FT_INT, 0) || !ms_bcast(&b, 1, FT_INT, 0)) &&
+      !restore_failed(W, &restores)) {
+    CHECK(0, "restore after the first broadcasts: %s", ft_errname(ft_error()));
+    return;
+  }
+  size_t log1 = ms_log_size(1);
+  for (int k = 1; k <= MS_TASKS; k++) {
+    if (k == MS_C_FROM && !ms_bcast(&c, 1, FT_INT, 0) &&
+        !restore_failed(W, &restores)) {
+      CHECK(0, "restore after the third broadcast");
+      return;
+    }
+    for (int w = 1; w <= W; w++) {
+      int tag = 20 + (k & 1), res = -1;
+      FT_Status st;
+      if (ms_send(&k, 1, FT_INT, w, tag) == 0) {
+        CHECK(ms_restore(w) == 1, "restore %d at send %d", w, k);
+        restores++;
+      }
+      if (ms_recv(&res, 1, FT_INT, w, tag, &st) == 0) {
+        CHECK(ms_restore(w) == 1, "restore %d at receive %d", w, k);
+        restores++;
+      }
+      CHECK(res == ms_expected(a, b, c, k, w), "task %d of worker %d: %d, want %d",
+            k, w, res, ms_expected(a, b, c, k, w));
+      sum += res;
+    }
+  }
+  /* Each broadcast is one log node of its own for each worker. */
+  CHECK(ms_log_size(1) > log1, "the log holds the third broadcast");
+  int stop = 0;
+  for (int w = 1; w <= W; w++)
+    CHECK(ft_send(&stop, 1, FT_INT, w, TAG_STOP) == 1, "stop %d", w);
+  printf("msbcast sum %ld restores %d\n", sum, restores);
+}
+
+static void msbcast_worker(int rank, int restored) {
+  int a, b, c = 0, have_c = 0, k;
+  FT_Status st;
+  CHECK(ms_bcast(&a, 1, FT_INT, 0) == 1 && ft_bcast(&b, 1, FT_INT, 0) == 1,
+        "worker %d: the problem: %s", rank, ft_errname(ft_error()));
+  for (;;) {
+    CHECK(ft_recv(&k, 1, FT_INT, 0, FT_ANY_TAG, &st) == 1, "task: %s",
+          ft_errname(ft_error()));
+    if (st.tag == TAG_STOP || failures)
+      break;
+    if (k >= MS_C_FROM && !have_c) {
+      CHECK(ft_bcast(&c, 1, FT_INT, 0) == 1, "third broadcast");
+      have_c = 1;
+    }
+    /* Worker 3 dies before the third broadcast, worker 2 after it. */
+    if (!restored && ((rank == 3 && k == 2) || (rank == 2 && k == 5)))
+      raise(SIGKILL);
+    int res = ms_expected(a, b, c, k, rank);
+    CHECK(ft_send(&res, 1, FT_INT, 0, st.tag) == 1, "answer");
+  }
+}
+
+/* --- abort ------------------------------------------------------------------ */
+
+/* Everyone but the one who ends the job waits in a receive that never
+ * completes: ft_abort must end them. */
+static void aborting(int rank, int who, int code) {
+  int x;
+  FT_Status st;
+  if (rank == who) {
+    sleep_s(0.3); /* the others are waiting by now */
+    fprintf(stderr, "rank %d: ft_abort(%d)\n", rank, code);
+    ft_abort(code);
+  }
+  ft_recv(&x, 1, FT_INT, rank == 0 ? FT_ANY_SOURCE : 0, 1, &st);
+  CHECK(0, "rank %d: the receive returned (%s): the job was not ended",
+        rank, ft_errname(ft_error()));
+  for (;;)
+    pause(); /* never finalize: only ft_abort may end this process */
+}
+
+int main(int argc, char **argv) {
+  int rank, W;
+  int started = ft_init(&argc, &argv, &rank, &W);
+  if (started < 0)
+    return 1;
+  const char *mode = argc > 1 ? argv[1] : "calls";
+  if (strcmp(mode, "calls") == 0)
+    rank == 0 ? calls_master(W) : calls_worker(rank, started == 0);
+  else if (strcmp(mode, "msbcast") == 0)
+    rank == 0 ? msbcast_master(W) : msbcast_worker(rank, started == 0);
+  else if (strcmp(mode, "abort_worker") == 0)
+    aborting(rank, 2, 7);
+  else if (strcmp(mode, "abort_master") == 0)
+    aborting(rank, 0, 9);
+  else
+    CHECK(0, "unknown mode %s", mode);
+  CHECK(ft_finalize() == 1, "finalize");
+  if (rank == 0)
+    printf("%s: %s\n", mode, failures ? "FAILED" : "passed");
+  return failures ? 1 : 0;
+}
