@@ -27,4 +27,13 @@ static inline void expect_err(int ret, int want_ret, int code,
         ft_errname(ft_error()), want_ret, ft_errname(code));
 }
 
+/* The end of a job test's main(): finalizes, the master prints the
+ * mode's verdict; returns the exit status. */
+static inline int finish(int rank, const char *mode) {
+  CHECK(ft_finalize() == 1, "finalize");
+  if (rank == 0)
+    printf("%s: %s\n", mode, failures ? "FAILED" : "passed");
+  return failures ? 1 : 0;
+}
+
 #endif

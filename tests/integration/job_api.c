@@ -946,8 +946,5 @@ int main(int argc, char **argv) {
     rank == 0 ? farm_master() : farm_worker(rank);
   else
     CHECK(0, "unknown mode %s", mode);
-  CHECK(ft_finalize() == 1, "finalize");
-  if (rank == 0)
-    printf("%s: %s\n", mode, failures ? "FAILED" : "passed");
-  return failures ? 1 : 0;
+  return finish(rank, mode);
 }

@@ -384,8 +384,5 @@ int main(int argc, char **argv) {
     aborting(rank, 0, 9);
   else
     CHECK(0, "unknown mode %s", mode);
-  CHECK(ft_finalize() == 1, "finalize");
-  if (rank == 0)
-    printf("%s: %s\n", mode, failures ? "FAILED" : "passed");
-  return failures ? 1 : 0;
+  return finish(rank, mode);
 }
