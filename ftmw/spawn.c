@@ -3,6 +3,7 @@
 #include "ftmw_impl.h"
 #include "spawn.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@
 enum { SPAWN_OK = 0, SPAWN_ERROR = -1, SPAWN_ABANDONED = 1 };
 
 static char exe_path[FTMW_PATH_MAX];
+static char worker_path[FTMW_PATH_MAX]; /* FT_WORKER_PROGRAM, resolved */
 static char **spawn_args;
 static int *placed_host; /* hostfile entry of each worker, or -1 */
 static MPI_Comm replica_comm[FTMW_MAX_MASTERS]; /* to each replica */
@@ -73,10 +75,32 @@ static void spawn_call_free(spawn_call *c) {
   free(c);
 }
 
-/* The arguments of one MPI_Comm_spawn_multiple: n copies of this program,
- * process i on hostfile entry hosts[i] (-1: anywhere), each given the
- * environment env ("NAME=VALUE" lines). */
-static spawn_call *spawn_call_new(const int *hosts, int n, const char *env) {
+/* The program a process of role runs: this one, or for a worker of an
+ * MPMD job (a master program and a worker program, as with mpiexec's
+ * "prog1 : prog2"), FT_WORKER_PROGRAM. NULL, after saying why, if that is
+ * not an executable file. */
+static const char *program_of(int role) {
+  const char *w = getenv("FT_WORKER_PROGRAM");
+  if (role != FTMW_ROLE_WORKER || w == NULL || *w == '\0')
+    return exe_path;
+  if (worker_path[0] == '\0') {
+    char resolved[PATH_MAX];
+    if (realpath(w, resolved) == NULL || access(resolved, X_OK) != 0 ||
+        strlen(resolved) >= sizeof(worker_path)) {
+      ftmw_log("FT_WORKER_PROGRAM=\"%s\" is invalid: not an executable file",
+               w);
+      return NULL;
+    }
+    strcpy(worker_path, resolved);
+  }
+  return worker_path;
+}
+
+/* The arguments of one MPI_Comm_spawn_multiple: n copies of program, this
+ * program's arguments, process i on hostfile entry hosts[i] (-1:
+ * anywhere), each given the environment env ("NAME=VALUE" lines). */
+static spawn_call *spawn_call_new(const char *program, const int *hosts, int n,
+                                  const char *env) {
   spawn_call *c = calloc(1, sizeof(*c));
   if (c == NULL)
     return NULL;
@@ -93,7 +117,7 @@ static spawn_call *spawn_call_new(const int *hosts, int n, const char *env) {
     return NULL;
   }
   for (int i = 0; i < n; i++) {
-    c->cmds[i] = exe_path;
+    c->cmds[i] = (char *)program;
     c->argvs[i] = spawn_args;
     c->one[i] = 1;
     c->errcodes[i] = MPI_SUCCESS;
@@ -185,7 +209,10 @@ static int spawn_peers(ftmw_peer **peers, const int *hosts, int n, int role,
   snprintf(env, sizeof(env), FTMW_SPAWN_WAIT_ENV "=%d%s", wait_ms,
            role == FTMW_ROLE_WORKER && ftmw_fault_fires(FTMW_FAULT_SPAWN_STALL)
                ? "\n" FTMW_SPAWN_STALL_ENV "=1" : "");
-  spawn_call *c = spawn_call_new(hosts, n, env);
+  const char *program = program_of(role);
+  if (program == NULL)
+    return SPAWN_ERROR;
+  spawn_call *c = spawn_call_new(program, hosts, n, env);
   if (c == NULL) {
     ftmw_log("out of memory spawning %d processes", n);
     return SPAWN_ERROR;

@@ -35,6 +35,25 @@ printf 'good\nbad host name!\n' > "${TMPDIR:-/tmp}/ftmw-bad-hosts.$$"
 expect 1 "line 2" env FT_HOSTFILE="${TMPDIR:-/tmp}/ftmw-bad-hosts.$$" "$ftmwrun" -w 2 "$farm"
 rm -f "${TMPDIR:-/tmp}/ftmw-bad-hosts.$$"
 expect 2 "Usage" "$ftmwrun" -w 2 "$farm" --tasks zero
+expect 2 "--worker: '/nonexistent' is not an executable file" "$ftmwrun" -w 2 --worker /nonexistent "$farm"
+expect 2 "--worker: '/nonexistent' is not an executable file" \
+  env FT_WORKER_PROGRAM=/nonexistent "$ftmwrun" -w 2 "$farm"
+if [ "$mpi" = openmpi ]; then
+  # Without ftmwrun (its own check comes first): the master checks what it
+  # spawns, on the mpirun line ftmwrun would write.
+  # shellcheck disable=SC2046
+  set -- $("$ftmwrun" --dry-run -w 2 "$farm")
+  launcher=$1; shift
+  # mpirun --enable-recovery exits 0 whatever the program's status: the
+  # status is the one the master wrote.
+  status=${TMPDIR:-/tmp}/ftmw-bad-status.$$
+  expect 0 'FT_WORKER_PROGRAM="/nonexistent" is invalid: not an executable file' \
+    env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 FT_NUM_SLAVES=2 \
+    FT_NUM_MASTERS=0 FTMW_STATUS_FILE="$status" FT_WORKER_PROGRAM=/nonexistent \
+    "$launcher" -x FT_WORKER_PROGRAM "$@"
+  [ "$(cat "$status" 2>/dev/null)" = 1 ] || { echo "FAIL: the master's status: $(cat "$status" 2>/dev/null)"; fail=1; }
+  rm -f "$status"
+fi
 # A spawn timeout shorter than a spawn: the workers' spawn is abandoned
 # three times, ft_init fails saying so, and the job ends (the processes of
 # the abandoned spawns exit on their own).
