@@ -4,7 +4,9 @@
  * Usage: job_calls MODE
  *   calls          misuse codes, every call on live and dead peers; worker
  *                  3 dies halfway. Each master prints "calls sum N failed
- *                  3" (the same line in every master with replicas).
+ *                  3 dt US" (US: the microseconds ft_wtime saw pass over
+ *                  a 0.1 s sleep), the same line in every master with
+ *                  replicas.
  *   msbcast        ms_bcast: two broadcasts, then tasks, a third broadcast
  *                  in the middle; workers 2 and 3 die (before and after
  *                  the third) and ms_restore brings them back with every
@@ -31,13 +33,16 @@ static void sleep_s(double s) {
     ;
 }
 
-/* ft_wtime advances with the time slept, in seconds. */
-static void check_wtime(void) {
+/* ft_wtime advances with the time slept, in seconds. Returns the
+ * microseconds it saw go by: with replicas, the primary's, in every
+ * master (the masters print it: they must agree). */
+static long check_wtime(void) {
   double t0 = ft_wtime();
   sleep_s(0.1);
   double t1 = ft_wtime();
   CHECK(t1 - t0 >= 0.099 && t1 - t0 < 10, "ft_wtime: %.6f s for 0.1 s",
         t1 - t0);
+  return (long)((t1 - t0) * 1e6);
 }
 
 /* --- calls ------------------------------------------------------------------ */
@@ -220,8 +225,8 @@ static void calls_master(int W) {
           "second broadcast's answer from %d: %d", w, v);
     sum += v;
   }
-  check_wtime();
-  printf("calls sum %.1f failed %d\n", sum, ft_testany());
+  long dt = check_wtime();
+  printf("calls sum %.1f failed %d dt %ld\n", sum, ft_testany(), dt);
 }
 
 static void calls_worker(int rank, int restored) {
