@@ -8,13 +8,7 @@
 set -u
 ftmwrun=$1 prog=$2 opts=$3
 here=$(cd "$(dirname "$0")" && pwd)
-cluster=$here/../../tools/ftmw-cluster
-"$cluster" check || exit 77
-. "$here/../integration/workdir.sh"
-export FTMW_CLUSTER=ftc$$ FTMW_SHARED_DIR=$tmp
-# shellcheck disable=SC2016
-workdir_exit='"$cluster" down'
-"$cluster" up 4 || { echo "FAIL: cannot make the cluster"; exit 1; }
+N=4 . "$here/cluster_up.sh"
 printf 'h1 slots=1\nh2 slots=2\nh3 slots=2\n' > "$tmp/hosts"
 # shellcheck disable=SC2086
 FT_TRACE=$tmp/trace timeout 120 "$cluster" exec h0 "$ftmwrun" $opts --hostfile "$tmp/hosts" \

@@ -27,13 +27,7 @@
 set -u
 ftmwrun=$1 prog=$2 scenario=$3 opts=$4
 here=$(cd "$(dirname "$0")" && pwd)
-cluster=$here/../../tools/ftmw-cluster
-"$cluster" check || exit 77
-. "$here/../integration/workdir.sh"
-export FTMW_CLUSTER=ftc$$ FTMW_SHARED_DIR=$tmp
-# shellcheck disable=SC2016
-workdir_exit='"$cluster" down'
-"$cluster" up 5 || { echo "FAIL: cannot make the cluster"; exit 1; }
+N=5 . "$here/cluster_up.sh"
 export FT_TIMEOUT_MS=1000 FT_HEARTBEAT_MS=200
 tasks=${TASKS:-1200}
 case $(basename "$prog") in

@@ -1,0 +1,11 @@
+# Sourced by the cluster job scripts, with $here their directory and $N
+# the number of hosts: skips the test (77) where network namespaces cannot
+# be made, makes the work directory ($tmp, integration/workdir.sh) and a
+# cluster of its own (h0..h(N-1)), which goes at exit.
+cluster=$here/../../tools/ftmw-cluster
+"$cluster" check || exit 77
+. "$here/../integration/workdir.sh"
+export FTMW_CLUSTER=ftc$$ FTMW_SHARED_DIR=$tmp
+# shellcheck disable=SC2016
+workdir_exit='"$cluster" down'
+"$cluster" up "$N" || { echo "FAIL: cannot make the cluster"; exit 1; }
