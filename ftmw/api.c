@@ -169,6 +169,7 @@ int ft_test(int rank) {
   if (p == NULL)
     return 0;
   uv_mutex_lock(&st.lock);
+  ftmw_hold_if_aborting_locked();
   if (!ftmw_is_master())
     p = ftmw_peer_of(0); /* the primary, now that the lock is held */
   int failed, r;
@@ -198,6 +199,7 @@ int ft_testany(void) {
   int found = 0;
   uint64_t v;
   uv_mutex_lock(&st.lock);
+  ftmw_hold_if_aborting_locked();
   if (ftmw_rep_follow(FTMW_DECIDE_TESTANY, -1, &found, &v)) {
     if (found)
       ftmw_await_gone_locked(&st.workers[found]);
@@ -225,6 +227,7 @@ int ft_restore(int rank) {
   if (p == NULL)
     return 0;
   uv_mutex_lock(&st.lock);
+  ftmw_hold_if_aborting_locked();
   int r;
   uint64_t v;
   if (ftmw_rep_follow(FTMW_DECIDE_RESTORE, rank, &r, &v)) {

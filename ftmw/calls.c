@@ -97,17 +97,22 @@ ftmw_peer *ftmw_send_target(const void *buf, int count, FT_Datatype type,
  * p's pending report and traces the call's name, so that a test can check
  * which call heard of a failure. Returns the error. */
 int ftmw_report_failure_locked(ftmw_peer *p, const char *call) {
-  /* Once the job is being ended (ft_abort), every process goes: a call
-   * that would report one never returns, lest the program act on it
-   * (restore a worker, print a partial result) before its own end. */
-  while (__atomic_load_n(&st.aborting, __ATOMIC_RELAXED))
-    ftmw_wait_locked(-1);
+  ftmw_hold_if_aborting_locked();
   p->unreported = 0;
   ftmw_trace("failure_reported",
              "\"peer\":\"%s %d\",\"call\":\"%s\",\"latency_ms\":%.3f",
              ftmw_role_name(p->kind), p->id, call,
              (uv_hrtime() - p->failed_at) / 1e6);
   return p->kind == FTMW_ROLE_MASTER ? FT_ERR_NO_MASTER : FT_ERR_PEER_FAILED;
+}
+
+/* Once the job is being ended (ft_abort), every process goes: a call
+ * that would report a failure, or act on one, never returns, lest the
+ * program act on it (restore a worker, print a partial result) before
+ * its own end; the loop ends this process meanwhile. */
+void ftmw_hold_if_aborting_locked(void) {
+  while (__atomic_load_n(&st.aborting, __ATOMIC_RELAXED))
+    ftmw_wait_locked(-1);
 }
 
 /* The error the API call named call reports when p, which it names,

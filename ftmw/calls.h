@@ -66,6 +66,10 @@ ftmw_peer *ftmw_send_target(const void *buf, int count, FT_Datatype type,
  * error. */
 int ftmw_report_failure_locked(ftmw_peer *p, const char *call);
 
+/* Never returns once the job is being ended (ft_abort): what every call
+ * that reports or acts on a failure does first (st.lock held). */
+void ftmw_hold_if_aborting_locked(void);
+
 /* The error the call named call reports when p, which it names, cannot
  * take part any more, or FT_SUCCESS. */
 int ftmw_peer_gone_locked(ftmw_peer *p, const char *call);

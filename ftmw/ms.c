@@ -26,7 +26,9 @@ static ftmw_mslog_call *new_record(int kind, void *buf, int count,
   }
   size_t bytes;
   int rc = ftmw_check_buffer(buf, count, type, &bytes);
-  if (rc == FT_SUCCESS && tag != FTMW_TAG_BCAST)
+  /* The broadcast tag comes only from ms_bcast's sends (ms_send refused
+   * it already). */
+  if (rc == FT_SUCCESS && !(tag == FTMW_TAG_BCAST && kind == FTMW_MSLOG_SEND))
     rc = ftmw_check_tag(tag, kind != FTMW_MSLOG_SEND);
   if (rc != FT_SUCCESS) {
     ftmw_fail(rc);

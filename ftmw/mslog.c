@@ -90,27 +90,36 @@ static int alone(int tag) {
   return tag == FT_ANY_TAG || tag == FTMW_TAG_BCAST;
 }
 
+/* Appends fresh, as a node for tag (*fresh is then NULL). */
+static ftmw_mslog_node *new_node(ftmw_mslog *log, int tag,
+                                 ftmw_mslog_node **fresh) {
+  ftmw_mslog_node *n = *fresh;
+  *fresh = NULL;
+  n->tag = tag;
+  n->ncalls = 0;
+  n->closed = 0;
+  ftmw_q_init(&n->calls);
+  ftmw_q_insert_tail(&log->nodes, &n->node);
+  log->bytes += sizeof(*n);
+  return n;
+}
+
 /* The node a call with tag goes to; fresh is used if a new one is needed
- * (and set to NULL then). */
+ * (and set to NULL then). A broadcast stands beside the cycles (it is
+ * replayed first, wherever it is): the current cycle goes on after it. */
 static ftmw_mslog_node *node_for(ftmw_mslog *log, int tag,
                                  ftmw_mslog_node **fresh) {
+  if (tag == FTMW_TAG_BCAST)
+    return new_node(log, tag, fresh);
   ftmw_mslog_node *n = log->cur;
   if (n && !alone(tag) && n->tag == tag)
     return n; /* the same cycle goes on */
   if (n)
     n->closed = 1;
   n = alone(tag) ? NULL : find_node(log, tag);
-  if (n) {
-    empty_node(log, n); /* a new instance replaces the old one in place */
-  } else {
-    n = *fresh;
-    *fresh = NULL;
-    n->tag = tag;
-    n->ncalls = 0;
-    ftmw_q_init(&n->calls);
-    ftmw_q_insert_tail(&log->nodes, &n->node);
-    log->bytes += sizeof(*n);
-  }
+  if (n == NULL)
+    return new_node(log, tag, fresh);
+  empty_node(log, n); /* a new instance replaces the old one in place */
   n->closed = 0;
   return n;
 }
@@ -123,7 +132,8 @@ void ftmw_mslog_add(ftmw_mslog *log, ftmw_mslog_call *c) {
   n->ncalls++;
   log->ncalls++;
   log->bytes += call_size(c);
-  log->cur = n;
+  if (c->tag != FTMW_TAG_BCAST)
+    log->cur = n;
 }
 
 void ftmw_mslog_posted_done(ftmw_mslog *log, int ok) {

@@ -6,8 +6,8 @@
  * the same tag form one node, a work cycle. A later call with tag T starts
  * a new instance that replaces the older node of tag T in place (its calls
  * and data copies are freed). A call with FT_ANY_TAG is a node of its own
- * and is never replaced, and so is each broadcast (FTMW_TAG_BCAST). A node
- * is closed once a call with another tag
+ * and is never replaced, and so is each broadcast (FTMW_TAG_BCAST), which
+ * moreover neither closes nor ends the current cycle. A node is closed once a call with another tag
  * follows it; a closed multi-call node whose calls all succeeded is a
  * complete cycle.
  *

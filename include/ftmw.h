@@ -252,8 +252,9 @@ FTMW_EXPORT int ft_sendrecv(const void *sendbuf, int sendcount,
 FTMW_EXPORT int ft_bcast(void *buf, int count, FT_Datatype type, int root);
 
 /* ft_bcast, logged: every broadcast is kept in each worker's ms_* log for
- * the whole job, and ms_restore replays all of them, in their place, to a
- * restored worker, so that it gets the problem again. In a worker it is
+ * the whole job, and ms_restore replays all of them, in order and before
+ * the rest of the log, to a restored worker, so that it gets the problem
+ * again. In a worker it is
  * ft_bcast (workers need not know whether their master logs). */
 FTMW_EXPORT int ms_bcast(void *buf, int count, FT_Datatype type, int root);
 

@@ -85,6 +85,11 @@ static const struct {
      "0 5 6 7"},
     {"consecutive broadcasts are not a cycle", "B B S1 R1 S2 R2 S1 R1!",
      "0 1 6 7"},
+    /* A broadcast inside a cycle neither splits nor ends it: the task's
+     * send stays in its cycle (or the replayed receive would wait for an
+     * answer to a task never sent). */
+    {"broadcast inside an unfinished cycle", "S1 B R1!", "1 0 2"},
+    {"broadcast inside a completed cycle", "S1 B R1 S2 R2!", "1 3 4"},
     {"failure at c of a later iteration", "S1 S2 R2 S1 S2 R2 S1 S2 R2!",
      "6 7 8"},
     {"unchecked failure, then the next call", "S1 S2 R2 S1! S2!", "3 4"},

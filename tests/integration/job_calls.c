@@ -87,6 +87,10 @@ static void calls_misuse_master(int W) {
              "recv with the library's tag");
   expect_err(ft_irecv(&x, 1, FT_INT, 1, FT_TAG_UB + 1), 0, FT_ERR_TAG,
              "irecv with the library's tag");
+  expect_err(ms_recv(&x, 1, FT_INT, 1, FT_TAG_UB + 1, &st), 0, FT_ERR_TAG,
+             "ms_recv with the library's tag");
+  expect_err(ms_irecv(&x, 1, FT_INT, 1, FT_TAG_UB + 1), 0, FT_ERR_TAG,
+             "ms_irecv with the library's tag");
   /* The receive half is checked before anything is sent: worker 1 would
    * get an unexpected message otherwise (its checks below would fail). */
   expect_err(ft_sendrecv(&x, 1, FT_INT, 1, TAG_TASK, &x, 1, FT_INT, 1, -2, &st),
