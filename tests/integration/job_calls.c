@@ -13,6 +13,7 @@
  *                  broadcast. Prints "msbcast sum N restores 2".
  *   abort_worker   worker 2 calls ft_abort(7) while everyone else waits.
  *   abort_master   the master calls ft_abort(9) while the workers wait.
+ *   abort_noinit   ft_abort(5) before ft_init: this process exits, 5.
  * Exits 0 when every check of the mode passed; prints what failed. */
 #define _DEFAULT_SOURCE /* nanosleep, pause */
 #include <errno.h>
@@ -379,6 +380,8 @@ static void aborting(int rank, int who, int code) {
 
 int main(int argc, char **argv) {
   int rank, W;
+  if (argc > 1 && strcmp(argv[1], "abort_noinit") == 0)
+    ft_abort(5);
   int started = ft_init(&argc, &argv, &rank, &W);
   if (started < 0)
     return 1;
