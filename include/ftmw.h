@@ -269,8 +269,10 @@ FTMW_EXPORT double ft_wtime(void);
  * connected to, each of them (a master: after telling its own) exits with
  * status code & 0xff, and so does this one once they have closed their
  * connections, or after FTMW_ABORT_WAIT_MS (2 s) if some cannot be
- * reached. ftmwrun then exits with that status. Does not return. Before
- * ft_init (or after ft_finalize), this process alone exits. */
+ * reached. ftmwrun then exits with that status. While the job ends, no
+ * call, in any of its processes, that reports or acts on a failure
+ * returns. Does not return. Before ft_init (or after ft_finalize), this
+ * process alone exits. */
 FTMW_EXPORT void ft_abort(int code)
 #if defined(__GNUC__)
     __attribute__((noreturn))
