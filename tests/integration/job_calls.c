@@ -386,6 +386,12 @@ int main(int argc, char **argv) {
   if (started < 0)
     return 1;
   const char *mode = argc > 1 ? argv[1] : "calls";
+  if (W < DYING && (strcmp(mode, "calls") == 0 || strcmp(mode, "msbcast") == 0)) {
+    if (rank == 0) /* its workers 2 and 3 die: fewer would wait for ever */
+      fprintf(stderr, "job_calls %s: needs %d workers or more\n", mode, DYING);
+    ft_finalize();
+    return 2;
+  }
   if (strcmp(mode, "calls") == 0)
     rank == 0 ? calls_master(W) : calls_worker(rank, started == 0);
   else if (strcmp(mode, "msbcast") == 0)
