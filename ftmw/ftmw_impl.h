@@ -81,6 +81,16 @@ FTMW_HIDDEN int ftmw_wait(const char *call, int rank);
  * FTMW_TAG_BCAST, no application call may use). */
 FTMW_HIDDEN int ftmw_ms_send(const char *call, const void *buf, int count,
                              FT_Datatype type, int dest, int tag);
+/* The same in two steps, around a send made otherwise (ms_bcast's
+ * ft_isend): the record (NULL, the error set, on a misuse), then the
+ * send's outcome, which adds it to dest's log (or frees it). */
+struct ftmw_mslog_call;
+FTMW_HIDDEN struct ftmw_mslog_call *ftmw_ms_record_send(const void *buf,
+                                                        int count,
+                                                        FT_Datatype type,
+                                                        int dest, int tag);
+FTMW_HIDDEN void ftmw_ms_record_outcome(struct ftmw_mslog_call *c, int dest,
+                                        int error);
 
 /* Identity on the wire of this process and of a peer. */
 FTMW_HIDDEN uint32_t ftmw_self_pid(void);

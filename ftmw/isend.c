@@ -101,9 +101,16 @@ int ft_isend(const void *buf, int count, FT_Datatype type, int dest, int tag,
              FT_Request *req) {
   if (req)
     *req = FT_REQUEST_NULL;
-  size_t bytes;
   if (ftmw_check_tag(tag, 0) != FT_SUCCESS)
     return ftmw_fail(FT_ERR_TAG);
+  return ftmw_isend(buf, count, type, dest, tag, 1, req);
+}
+
+int ftmw_isend(const void *buf, int count, FT_Datatype type, int dest,
+               int tag, int lazy, FT_Request *req) {
+  if (req)
+    *req = FT_REQUEST_NULL;
+  size_t bytes;
   ftmw_peer *p = ftmw_send_target(buf, count, type, dest, tag, &bytes);
   if (p == NULL)
     return 0;
@@ -126,7 +133,8 @@ int ft_isend(const void *buf, int count, FT_Datatype type, int dest, int tag,
   }
   uint64_t seq = ftmw_is_master() ? ++ftmw_app_of(p)->next_seq : ++st.tx_seq;
   r->op.out = (ftmw_out){.seq = seq, .want_ack = 1};
-  ftmw_op_frame(&r->op, p, FTMW_FRAME_DATA, tag, FTMW_FLAG_LAZY, r->data, bytes);
+  ftmw_op_frame(&r->op, p, FTMW_FRAME_DATA, tag, lazy ? FTMW_FLAG_LAZY : 0,
+                r->data, bytes);
   ftmw_transport_submit(&r->op, 1);
   ftmw_q_insert_tail(q, &r->node);
   ftmw_loop_flush_soon_locked(); /* in a batch, if more come at once */

@@ -59,6 +59,19 @@ static int record(ftmw_mslog_call *c, int rank, int n) {
   return n;
 }
 
+ftmw_mslog_call *ftmw_ms_record_send(const void *buf, int count,
+                                     FT_Datatype type, int dest, int tag) {
+  return new_record(FTMW_MSLOG_SEND, (void *)buf, count, type, dest, tag);
+}
+
+void ftmw_ms_record_outcome(ftmw_mslog_call *c, int dest, int error) {
+  if (error == FT_SUCCESS)
+    ftmw_ok();
+  else
+    ftmw_fail(error);
+  record(c, dest, 0);
+}
+
 int ftmw_ms_send(const char *call, const void *buf, int count,
                  FT_Datatype type, int dest, int tag) {
   ftmw_mslog_call *c =

@@ -50,7 +50,17 @@ static long check_wtime(void) {
 
 enum { TAG_P2P = 5, TAG_DOUBLES = 7, TAG_INTS = 8, TAG_RESULT = 9,
        TAG_REPLY = 10, TAG_GO = 11, TAG_TASK = 12, TAG_ACK = 13,
-       TAG_SECOND = 14, TAG_NONE = 99 };
+       TAG_SECOND = 14, TAG_BIG = 15, TAG_NONE = 99 };
+/* A broadcast too large to copy for each worker: sent to one after the
+ * other (bcast.c), 800 kB. */
+#define NBIG 100000
+static double big[NBIG];
+static double big_sum(void) {
+  double s = 0;
+  for (int i = 0; i < NBIG; i++)
+    s += big[i];
+  return s;
+}
 #define NDOUBLES 5
 #define NINTS 3
 #define DYING 3 /* the worker that dies halfway */
@@ -168,6 +178,10 @@ static void calls_master(int W) {
   double prob[3];
   memcpy(prob, problem, sizeof(prob));
   CHECK(ft_bcast(prob, 3, FT_DOUBLE, 0) == 3, "bcast: %s", ft_errname(ft_error()));
+  for (int i = 0; i < NBIG; i++)
+    big[i] = 0.5 * i;
+  CHECK(ft_bcast(big, NBIG, FT_DOUBLE, 0) == NBIG, "big bcast: %s",
+        ft_errname(ft_error()));
   double sum = calls_probe_all(W);
   /* Nothing is on its way now: the workers wait for TAG_GO. */
   CHECK(ft_iprobe(FT_ANY_SOURCE, FT_ANY_TAG, &flag, &st) == 1 && flag == 0,
@@ -181,6 +195,11 @@ static void calls_master(int W) {
     CHECK(ft_iprobe(FT_ANY_SOURCE, TAG_RESULT, &flag, &st) == 1, "iprobe loop");
   CHECK(st.tag == TAG_RESULT && ft_get_count(&st, FT_INT) == 1,
         "iprobe status tag %d bytes %zu", st.tag, st.bytes);
+  for (int w = 1; w <= W; w++) { /* each worker's sum of the big one */
+    double s = 0;
+    CHECK(ft_recv(&s, 1, FT_DOUBLE, w, TAG_BIG, &st) == 1 && s == big_sum(),
+          "big broadcast's sum from %d: %g", w, s);
+  }
   for (int i = 0; i < W; i++) { /* each worker's ft_sendrecv */
     int res, reply;
     CHECK(ft_recv(&res, 1, FT_INT, FT_ANY_SOURCE, TAG_RESULT, &st) == 1,
@@ -257,7 +276,11 @@ static void calls_worker(int rank, int restored) {
     v[k] = 10 * rank + k;
   CHECK(ft_send(d, NDOUBLES, FT_DOUBLE, 0, TAG_DOUBLES) == NDOUBLES, "doubles");
   CHECK(ft_send(v, NINTS, FT_INT, 0, TAG_INTS) == NINTS, "ints");
+  CHECK(ft_bcast(big, NBIG, FT_DOUBLE, 0) == NBIG, "big bcast: %s",
+        ft_errname(ft_error()));
   CHECK(ft_recv(&x, 1, FT_INT, 0, TAG_GO, &st) == 1, "go");
+  double s = big_sum();
+  CHECK(ft_send(&s, 1, FT_DOUBLE, 0, TAG_BIG) == 1, "big sum");
   CHECK(ft_iprobe(0, TAG_TASK, &flag, &st) == 1, "worker iprobe");
   int res = 100 * rank, reply = 0;
   CHECK(ft_sendrecv(&res, 1, FT_INT, 0, TAG_RESULT, &reply, 1, FT_INT, 0,
