@@ -51,7 +51,7 @@ void ftmw_abort_start(int code, const ftmw_peer *from) {
   abort_code = code;
   __atomic_store_n(&st.aborting, 1, __ATOMIC_RELAXED);
   if (from)
-    ftmw_log("%s %d ended the job (ft_abort(%d)); %s %d exits", 
+    ftmw_log("%s %d ended the job (ft_abort(%d)); %s %d exits",
              ftmw_role_name(from->kind), from->id, code,
              ftmw_role_name(job.role), job.id);
   ftmw_trace("abort", "\"code\":%d,\"from\":%d", code,
