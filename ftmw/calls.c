@@ -51,6 +51,14 @@ ftmw_peer *ftmw_peer_of(int rank) {
   return NULL;
 }
 
+int ftmw_source_peer(int source, ftmw_peer **p) {
+  *p = NULL;
+  if (source == FT_ANY_SOURCE && ftmw_is_master())
+    return FT_SUCCESS;
+  *p = ftmw_peer_of(source == FT_ANY_SOURCE ? 0 : source);
+  return *p ? FT_SUCCESS : FT_ERR_RANK;
+}
+
 /* For the master-only calls that name one worker: the worker's peer, or
  * NULL with the error set (not initialized, not a master, bad rank). */
 ftmw_peer *ftmw_master_peer(int rank) {

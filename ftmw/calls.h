@@ -46,6 +46,12 @@ int ftmw_is_master(void);
  * master) from a worker. NULL, with the error set, for a bad rank. */
 ftmw_peer *ftmw_peer_of(int rank);
 
+/* What a receive (or probe) from source names: *p NULL for FT_ANY_SOURCE
+ * in a master (any worker), else the one peer (a worker's FT_ANY_SOURCE
+ * is its master). Returns FT_SUCCESS, or FT_ERR_RANK (set) for a bad
+ * rank. */
+int ftmw_source_peer(int source, ftmw_peer **p);
+
 /* The worker a master-only call names, or NULL with the error set (not
  * initialized, not a master, bad rank). */
 ftmw_peer *ftmw_master_peer(int rank);

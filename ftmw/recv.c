@@ -301,14 +301,12 @@ static int recv_until(const char *call, void *buf, int count,
   recv_want w = {.call = call, .from = FROM_ANY, .tag = tag, .buf = buf,
                  .bytes = bytes, .size = ft_type_size(type),
                  .status = status, .deadline = deadline};
-  if (source != FT_ANY_SOURCE || !ftmw_is_master()) {
-    w.from = FROM_ONE;
-    w.p = ftmw_peer_of(source == FT_ANY_SOURCE ? 0 : source);
-    if (w.p == NULL) {
-      ftmw_set_status(status, source, tag, 0, FT_ERR_RANK);
-      return 0;
-    }
+  if (ftmw_source_peer(source, &w.p) != FT_SUCCESS) {
+    ftmw_set_status(status, source, tag, 0, FT_ERR_RANK);
+    return 0;
   }
+  if (w.p)
+    w.from = FROM_ONE;
   ftmw_fault_hit(FTMW_FAULT_RECV_ENTER);
   uv_mutex_lock(&st.lock);
   int n = complete(&w);
@@ -425,13 +423,10 @@ static int probe(const char *call, int source, int tag, int block, int *flag,
   ftmw_set_status(status, source, tag, 0, rc);
   if (rc != FT_SUCCESS)
     return ftmw_fail(rc);
-  ftmw_peer *p = NULL;
-  if (source != FT_ANY_SOURCE || !ftmw_is_master()) {
-    p = ftmw_peer_of(source == FT_ANY_SOURCE ? 0 : source);
-    if (p == NULL) {
-      ftmw_set_status(status, source, tag, 0, FT_ERR_RANK);
-      return 0;
-    }
+  ftmw_peer *p;
+  if (ftmw_source_peer(source, &p) != FT_SUCCESS) {
+    ftmw_set_status(status, source, tag, 0, FT_ERR_RANK);
+    return 0;
   }
   int rank;
   uint64_t v;

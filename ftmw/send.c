@@ -108,9 +108,9 @@ int ft_sendrecv(const void *sendbuf, int sendcount, FT_Datatype sendtype,
     rc = ftmw_check_tag(recvtag, 1);
   if (rc == FT_SUCCESS)
     rc = ftmw_check_tag(sendtag, 0);
-  if (rc == FT_SUCCESS && !(source == FT_ANY_SOURCE && ftmw_is_master()) &&
-      ftmw_peer_of(source == FT_ANY_SOURCE ? 0 : source) == NULL)
-    rc = FT_ERR_RANK;
+  ftmw_peer *from;
+  if (rc == FT_SUCCESS)
+    rc = ftmw_source_peer(source, &from);
   ftmw_set_status(status, source, recvtag, 0, rc);
   if (rc != FT_SUCCESS)
     return ftmw_fail(rc);
