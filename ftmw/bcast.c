@@ -8,7 +8,6 @@
  * every broadcast: mslog.h), so replicas, failures and replay need
  * nothing of their own here. Application thread only. */
 #include "calls.h"
-#include "isend.h"
 
 #include <stdlib.h>
 
@@ -38,9 +37,9 @@ static int send_all(const char *call, int logged, const void *buf, int count,
       continue;
     }
     if (together)
-      ftmw_isend(buf, count, type, r, FTMW_TAG_BCAST, 0, &req[r]);
+      ftmw_send_nowait(call, buf, count, type, r, FTMW_TAG_BCAST, 0, &req[r]);
     else
-      ftmw_send(call, buf, count, type, r, FTMW_TAG_BCAST);
+      ftmw_send(call, buf, count, type, r, FTMW_TAG_BCAST, 1);
     err[r] = ft_error();
   }
   for (int r = 1; r <= W; r++) {

@@ -52,7 +52,10 @@ int ftmw_config_parse(ftmw_config *c, ftmw_getenv_fn get, char *err,
       int_var(get, "FT_TRACE_DATA", 0, 1000000000, 0, &c->trace_data, err,
               errlen) ||
       int_var(get, "FT_SPAWN_TIMEOUT_MS", 100, 3600000,
-              FTMW_DEFAULT_SPAWN_TIMEOUT_MS, &c->spawn_timeout_ms, err, errlen))
+              FTMW_DEFAULT_SPAWN_TIMEOUT_MS, &c->spawn_timeout_ms, err,
+              errlen) ||
+      int_var(get, "FT_EAGER_LIMIT", 0, FTMW_MAX_EAGER_LIMIT,
+              FTMW_DEFAULT_EAGER_LIMIT, &c->eager_limit, err, errlen))
     return -1;
   if (c->timeout_ms < 2 * c->heartbeat_ms) {
     snprintf(err, errlen,

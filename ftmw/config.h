@@ -23,6 +23,11 @@
  * x (1 + n / 16) is abandoned and made again (spawn.c). */
 #define FTMW_DEFAULT_SPAWN_TIMEOUT_MS 16000
 /* The largest message; a frame header cannot announce more. */
+/* ft_send returns once a message up to this many bytes is handed to the
+ * transport (eager); a longer one waits for its acknowledgement
+ * (FT_EAGER_LIMIT; docs/api.md). Open MPI's TCP eager limit, 64 KiB. */
+#define FTMW_DEFAULT_EAGER_LIMIT 65536
+#define FTMW_MAX_EAGER_LIMIT (64 << 20)
 #ifndef FTMW_MAX_MESSAGE
 #define FTMW_MAX_MESSAGE ((uint64_t)4 << 30)
 #endif
@@ -35,6 +40,7 @@ typedef struct {
   int timeout_ms;   /* FT_TIMEOUT_MS */
   int trace_data;   /* FT_TRACE_DATA: trace every Nth data message; 0 off */
   int spawn_timeout_ms; /* FT_SPAWN_TIMEOUT_MS */
+  int eager_limit;  /* FT_EAGER_LIMIT: bytes; 0: every send acknowledged */
   uint64_t max_message;
   char hostfile[FTMW_PATH_MAX]; /* FT_HOSTFILE, "" when unset */
   char iface[16];               /* FT_IFACE: masters listen on its IPv4

@@ -66,9 +66,17 @@ FTMW_HIDDEN int ftmw_fail(int code);
 FTMW_HIDDEN void ftmw_ok(void);
 
 /* send.c and recv.c: the data-path calls behind ft_* and ms_*.
- * call names the API call for traces ("ft_send", "ms_send", ...). */
+ * call names the API call for traces ("ft_send", "ms_send", ...).
+ * ftmw_send's sync: wait for the acknowledgement (ft_ssend); else a
+ * message up to FT_EAGER_LIMIT bytes is eager (send.c). */
 FTMW_HIDDEN int ftmw_send(const char *call, const void *buf, int count,
-                          FT_Datatype type, int dest, int tag);
+                          FT_Datatype type, int dest, int tag, int sync);
+/* A send that does not wait (ft_isend's, ft_bcast's): flags and req as
+ * ftmw_isend's (isend.h); with master replicas it waits as ft_ssend does,
+ * and its request is settled when it returns. */
+FTMW_HIDDEN int ftmw_send_nowait(const char *call, const void *buf,
+                                 int count, FT_Datatype type, int dest,
+                                 int tag, unsigned flags, FT_Request *req);
 FTMW_HIDDEN int ftmw_recv(const char *call, void *buf, int count,
                           FT_Datatype type, int source, int tag,
                           FT_Status *status);

@@ -87,9 +87,10 @@ void ftmw_inbox_release_held(void) {
       ftmw_msg *m = FTMW_CONTAINER_OF(ftmw_q_head(&p->held), ftmw_msg, by_peer);
       ftmw_q_remove(&m->by_peer);
       uint64_t seq = m->seq;
+      size_t len = m->len;
       ftmw_inbox_push(p, m);
       if (p->conn != NULL)
-        ftmw_link_ack(p->conn, seq, 0);
+        ftmw_link_ack(p->conn, seq, len, FTMW_ACK_NOW);
     }
   }
 }
@@ -116,7 +117,7 @@ int ftmw_inbox_data(ftmw_conn *c, ftmw_peer *p, const ftmw_hdr *h,
   if (h->type == FTMW_FRAME_COPY)
     return 0; /* a replica's copy: the worker does not wait for it */
   ftmw_fault_hit(FTMW_FAULT_RECV_ACK);
-  ftmw_link_ack(c, h->seq, (h->flags & FTMW_FLAG_LAZY) != 0);
+  ftmw_link_ack(c, h->seq, (size_t)h->len, ftmw_link_ack_when(h->flags));
   /* A worker tells every other live master, in priority order, that it has
    * the primary's data, so that their ft_send of the same call completes
    * (SPEC section 6). */

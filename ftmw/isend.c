@@ -1,4 +1,5 @@
-/* Non-blocking sends and their requests (see isend.h).
+/* Non-blocking sends and their requests (see isend.h): ft_isend's
+ * without replicas, and ft_send's eager ones.
  *
  * A request holds the frame (an ftmw_op, transport.h) and a copy of the
  * data, and sits on its destination's queue, oldest first, until it is
@@ -20,6 +21,7 @@ struct ft_request {
   ftmw_qnode node;  /* its destination's queue */
   ftmw_peer *peer;  /* the destination */
   int dest, tag, count;
+  size_t bytes;
   int handed; /* the application holds it: its completion frees it */
   int early;  /* settled at the call (with replicas): result is final */
   int result; /* early: FT_SUCCESS */
@@ -56,6 +58,21 @@ static void reap_locked(ftmw_qnode *q) {
   }
 }
 
+/* Whether the frames in q not yet acknowledged fill an eager sender's
+ * window (isend.h). */
+static int window_full_locked(ftmw_qnode *q) {
+  size_t n = 0, bytes = 0;
+  for (ftmw_qnode *i = ftmw_q_head(q); i != q; i = i->next) {
+    FT_Request r = req_of(i);
+    if (settled_locked(r))
+      continue;
+    bytes += r->bytes;
+    if (++n >= FTMW_EAGER_WINDOW_FRAMES || bytes >= FTMW_EAGER_WINDOW_BYTES)
+      return 1;
+  }
+  return 0;
+}
+
 static FT_Request request_new(ftmw_peer *p, int dest, int tag, int count,
                               const void *buf, size_t bytes, int handed) {
   FT_Request r = malloc(sizeof(*r) + bytes);
@@ -68,83 +85,103 @@ static FT_Request request_new(ftmw_peer *p, int dest, int tag, int count,
   r->dest = dest;
   r->tag = tag;
   r->count = count;
+  r->bytes = bytes;
   r->handed = handed;
   ftmw_q_init(&r->node);
   return r;
 }
 
-/* With replicas the send is ft_send's, and its request is settled. */
-static int isend_blocking(ftmw_peer *p, const void *buf, int count,
-                          FT_Datatype type, int dest, int tag,
-                          FT_Request *req) {
-  FT_Request r = NULL;
-  if (req && (r = request_new(p, dest, tag, count, NULL, 0, 1)) == NULL)
-    return ftmw_fail(FT_ERR_NOMEM);
-  int n = ftmw_send("ft_isend", buf, count, type, dest, tag);
-  int rc = ft_error();
-  if (rc != FT_SUCCESS) {
-    free(r);
-    return ftmw_fail(rc);
-  }
-  if (r) {
+FT_Request ftmw_request_settled(const ftmw_peer *p, int dest, int tag,
+                                int count) {
+  FT_Request r = request_new((ftmw_peer *)p, dest, tag, count, NULL, 0, 1);
+  if (r != NULL)
     r->early = 1;
-    uv_mutex_lock(&st.lock);
-    ftmw_q_insert_tail(queue_of(p), &r->node); /* for ft_finalize to free */
-    uv_mutex_unlock(&st.lock);
-    *req = r;
+  return r;
+}
+
+void ftmw_request_keep(FT_Request r, int sent) {
+  if (!sent) {
+    free(r);
+    return;
   }
-  ftmw_ok();
-  return n;
+  uv_mutex_lock(&st.lock);
+  ftmw_q_insert_tail(queue_of(r->peer), &r->node); /* for ft_finalize */
+  uv_mutex_unlock(&st.lock);
 }
 
-int ft_isend(const void *buf, int count, FT_Datatype type, int dest, int tag,
-             FT_Request *req) {
-  if (req)
-    *req = FT_REQUEST_NULL;
-  if (ftmw_check_tag(tag, 0) != FT_SUCCESS)
-    return ftmw_fail(FT_ERR_TAG);
-  return ftmw_isend(buf, count, type, dest, tag, 1, req);
+/* Hands r, whose data is a copy, to p's current incarnation as DATA
+ * number seq (0: numbered here, the next of p's), with flags (st.lock
+ * held; an eager send's window wait releases it meanwhile). Returns
+ * FT_SUCCESS, r then queued, or the error to report (the caller frees
+ * r). */
+static int submit_locked(const char *call, FT_Request r, ftmw_peer *p,
+                         uint64_t seq, unsigned flags) {
+  ftmw_qnode *q = queue_of(p);
+  reap_locked(q);
+  int rc = ftmw_peer_gone_locked(p, call);
+  while ((flags & FTMW_FLAG_EAGER) && rc == FT_SUCCESS &&
+         window_full_locked(q)) {
+    ftmw_wait_locked(-1);
+    reap_locked(q);
+    rc = ftmw_peer_gone_locked(p, call);
+  }
+  if (rc != FT_SUCCESS)
+    return rc;
+  if (seq == 0)
+    seq = ftmw_is_master() ? ++ftmw_app_of(p)->next_seq : ++st.tx_seq;
+  r->peer = p;
+  r->op.out = (ftmw_out){.seq = seq, .want_ack = 1};
+  ftmw_op_frame(&r->op, p, FTMW_FRAME_DATA, r->tag, flags, r->data, r->bytes);
+  ftmw_transport_submit(&r->op, 1);
+  ftmw_q_insert_tail(q, &r->node);
+  /* An eager send is written now, so that a sender that dies right after
+   * the call has sent it; ft_isend's goes in a batch if more come at
+   * once. */
+  if (flags & FTMW_FLAG_EAGER)
+    ftmw_loop_flush_locked();
+  else
+    ftmw_loop_flush_soon_locked();
+  return FT_SUCCESS;
 }
 
-int ftmw_isend(const void *buf, int count, FT_Datatype type, int dest,
-               int tag, int lazy, FT_Request *req) {
+int ftmw_isend(const char *call, const void *buf, int count, FT_Datatype type,
+               int dest, int tag, unsigned flags, FT_Request *req) {
   if (req)
     *req = FT_REQUEST_NULL;
   size_t bytes;
   ftmw_peer *p = ftmw_send_target(buf, count, type, dest, tag, &bytes);
   if (p == NULL)
     return 0;
-  if (job.M > 0)
-    return isend_blocking(p, buf, count, type, dest, tag, req);
   FT_Request r = request_new(p, dest, tag, count, buf, bytes, req != NULL);
   if (r == NULL)
     return ftmw_fail(FT_ERR_NOMEM);
   ftmw_fault_hit(FTMW_FAULT_SEND_ENTER);
   uv_mutex_lock(&st.lock);
   if (!ftmw_is_master())
-    r->peer = p = ftmw_peer_of(0); /* the primary, now that the lock is held */
-  ftmw_qnode *q = queue_of(p);
-  reap_locked(q);
-  int rc = ftmw_peer_gone_locked(p, "ft_isend");
+    p = ftmw_peer_of(0); /* the primary, now that the lock is held */
+  int rc = submit_locked(call, r, p, 0, flags);
+  uv_mutex_unlock(&st.lock);
   if (rc != FT_SUCCESS) {
-    uv_mutex_unlock(&st.lock);
     free(r);
     return ftmw_fail(rc);
   }
-  uint64_t seq = ftmw_is_master() ? ++ftmw_app_of(p)->next_seq : ++st.tx_seq;
-  r->op.out = (ftmw_out){.seq = seq, .want_ack = 1};
-  ftmw_op_frame(&r->op, p, FTMW_FRAME_DATA, tag, lazy ? FTMW_FLAG_LAZY : 0,
-                r->data, bytes);
-  ftmw_transport_submit(&r->op, 1);
-  ftmw_q_insert_tail(q, &r->node);
-  ftmw_loop_flush_soon_locked(); /* in a batch, if more come at once */
-  uv_mutex_unlock(&st.lock);
   if (req)
     *req = r;
   ftmw_trace_data("sent", dest, tag, bytes);
   ftmw_fault_hit(FTMW_FAULT_SEND_EXIT);
   ftmw_ok();
   return count;
+}
+
+int ftmw_isend_eager_locked(const char *call, ftmw_peer *p, uint64_t seq,
+                            int tag, const void *buf, size_t bytes) {
+  FT_Request r = request_new(p, p->id, tag, 0, buf, bytes, 0);
+  if (r == NULL)
+    return FT_ERR_NOMEM;
+  int rc = submit_locked(call, r, p, seq, FTMW_FLAG_EAGER);
+  if (rc != FT_SUCCESS)
+    free(r);
+  return rc;
 }
 
 /* The outcome of settled request r (st.lock held): FT_SUCCESS, or its

@@ -36,6 +36,8 @@ struct ftmw_conn {
   /* What the peer sent that wants an ACK: up to ack_due is received, up
    * to ack_sent acknowledged (the rest lazily, see ftmw_link_ack). */
   uint64_t ack_due, ack_sent;
+  unsigned ack_frames; /* frames and bytes acknowledged by the next ACK */
+  size_t ack_bytes;
   const char *reject; /* why an unauthenticated frame was refused */
   uint64_t opened_ms, last_rx_ms, last_tx_ms;
   /* The peer's kernel, asked while it is silent past the timeout (see
@@ -133,6 +135,8 @@ static int take_ack(ftmw_conn *c, uint8_t out[FTMW_HDR_SIZE]) {
                 .seq = c->ack_due};
   ftmw_wire_encode(out, &h);
   c->ack_sent = c->ack_due;
+  c->ack_frames = 0;
+  c->ack_bytes = 0;
   if (--c->link->acks_due == 0)
     uv_timer_stop(&c->link->ack_timer);
   return 1;
@@ -152,16 +156,22 @@ static void ack_timer_cb(uv_timer_t *t) {
     send_ack(FTMW_CONTAINER_OF(n, ftmw_conn, node));
 }
 
-void ftmw_link_ack(ftmw_conn *c, uint64_t seq, int lazy) {
+void ftmw_link_ack(ftmw_conn *c, uint64_t seq, size_t len, int when) {
   if (c->closing || seq <= c->ack_due)
     return;
   ftmw_link *l = c->link;
   if (c->ack_due <= c->ack_sent)
     l->acks_due++; /* take_ack counts it out */
   c->ack_due = seq;
-  if (!lazy) {
+  c->ack_frames++;
+  c->ack_bytes += len;
+  if (when == FTMW_ACK_LATER && (c->ack_frames >= FTMW_LINK_ACK_FRAMES ||
+                                 c->ack_bytes >= FTMW_LINK_ACK_BYTES))
+    when = FTMW_ACK_NOW; /* the sender's window must not fill (isend.c) */
+  if (when == FTMW_ACK_NOW) {
     send_ack(c); /* no deadline to keep: the blocking path arms no timer */
-  } else if (!uv_is_active((uv_handle_t *)&l->ack_timer)) {
+  } else if (when == FTMW_ACK_SOON &&
+             !uv_is_active((uv_handle_t *)&l->ack_timer)) {
     uv_timer_start(&l->ack_timer, ack_timer_cb, ACK_DELAY_MS, 0);
     ftmw_loop_timer_started();
   }
@@ -752,6 +762,8 @@ static void tick_cb(uv_timer_t *t) {
     }
     if (since(c->last_tx_ms, now) >= hb / 2 && !c->connecting)
       ftmw_link_send(c, FTMW_FRAME_HEARTBEAT, 0, 0, 0, NULL, 0);
+    else
+      send_ack(c); /* an eager sender's ACK left for later (FTMW_ACK_LATER) */
   }
   if (l->ops->on_tick)
     l->ops->on_tick(l->ctx, now);

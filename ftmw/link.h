@@ -186,12 +186,31 @@ void ftmw_link_write(ftmw_conn *c, ftmw_out *const *outs, unsigned n);
  * when it acknowledges none, or one never written (a protocol error). */
 int ftmw_link_acked(ftmw_conn *c, uint64_t seq);
 
-/* Frame seq came on c and wants its ACK, which acknowledges every frame
- * before it too. Not lazy: the ACK is written now (ahead of anything the
- * owner writes next: a worker's ACKED to the replicas). Lazy (the sender
- * does not wait for it): with the next frame written to the peer, in the
- * same write, or within about a millisecond. */
-void ftmw_link_ack(ftmw_conn *c, uint64_t seq, int lazy);
+/* When an ACK goes (ftmw_link_ack). */
+enum ftmw_ack_when {
+  FTMW_ACK_NOW,  /* now, ahead of anything the owner writes next (a
+                    worker's ACKED to the replicas) */
+  FTMW_ACK_SOON, /* the sender may wait for it (ft_isend's request): with
+                    the next frame written to the peer, in the same write,
+                    or within about a millisecond */
+  FTMW_ACK_LATER /* nobody waits for it (an eager send): with the next
+                    frame to the peer, or once FTMW_LINK_ACK_FRAMES frames
+                    or FTMW_LINK_ACK_BYTES bytes wait for it, or at the
+                    next heartbeat tick, whichever comes first */
+};
+#define FTMW_LINK_ACK_FRAMES 64
+#define FTMW_LINK_ACK_BYTES ((size_t)1 << 20)
+
+/* When a DATA frame's ACK goes, from its flags (wire.h). */
+static inline int ftmw_link_ack_when(unsigned flags) {
+  return (flags & FTMW_FLAG_EAGER)  ? FTMW_ACK_LATER
+         : (flags & FTMW_FLAG_LAZY) ? FTMW_ACK_SOON
+                                    : FTMW_ACK_NOW;
+}
+
+/* Frame seq, of len payload bytes, came on c and wants its ACK, which
+ * acknowledges every frame before it too; when: one of ftmw_ack_when. */
+void ftmw_link_ack(ftmw_conn *c, uint64_t seq, size_t len, int when);
 
 /* Reads what waits on c now, ahead of the loop's order of events. */
 void ftmw_link_drain(ftmw_conn *c);

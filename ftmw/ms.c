@@ -78,7 +78,7 @@ int ftmw_ms_send(const char *call, const void *buf, int count,
       new_record(FTMW_MSLOG_SEND, (void *)buf, count, type, dest, tag);
   if (c == NULL)
     return 0;
-  return record(c, dest, ftmw_send(call, buf, count, type, dest, tag));
+  return record(c, dest, ftmw_send(call, buf, count, type, dest, tag, 0));
 }
 
 int ms_send(const void *buf, int count, FT_Datatype type, int dest, int tag) {
@@ -135,7 +135,7 @@ static int replay_op(void *ctx, int kind, ftmw_mslog_call *c) {
   int rank = *(int *)ctx;
   switch (kind) {
   case FTMW_MSLOG_SEND:
-    ftmw_send("ms_restore", c->buf, c->count, c->type, rank, c->tag);
+    ftmw_send("ms_restore", c->buf, c->count, c->type, rank, c->tag, 0);
     break;
   case FTMW_MSLOG_RECV:
     ftmw_recv("ms_restore", c->buf, c->count, c->type, rank, c->tag, NULL);

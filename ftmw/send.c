@@ -1,8 +1,14 @@
-/* The blocking send, ft_send (and ms_send's, ft_isend's with replicas):
- * argument checks, the replicas' agreement on the call, then the DATA
- * frame into the transport and the wait for its ACK. Application thread
- * only. */
+/* The blocking sends, ft_send and ft_ssend (and ms_send's, ft_isend's
+ * with replicas). A message up to FT_EAGER_LIMIT bytes is eager: handed
+ * to the transport as ft_isend's without a request (isend.c), so the call
+ * returns without waiting for the receiver; its destination's failure is
+ * reported at the next call that names it, or at the any-source receive
+ * that would wait for it. Otherwise (ft_ssend, a longer message, or
+ * master replicas, whose agreement takes each send in turn): argument
+ * checks, the replicas' agreement on the call, then the DATA frame into
+ * the transport and the wait for its ACK. Application thread only. */
 #include "calls.h"
+#include "isend.h"
 
 #define st ftmw_st
 #define job ftmw_job
@@ -38,11 +44,15 @@ static int send_data_locked(const char *call, ftmw_peer *p, uint64_t seq,
 }
 
 int ftmw_send(const char *call, const void *buf, int count, FT_Datatype type,
-              int dest, int tag) {
+              int dest, int tag, int sync) {
   size_t bytes;
   ftmw_peer *p = ftmw_send_target(buf, count, type, dest, tag, &bytes);
   if (p == NULL)
     return 0;
+  int eager = !sync && bytes <= (size_t)job.cfg.eager_limit;
+  if (eager && job.M == 0)
+    return ftmw_isend(call, buf, count, type, dest, tag, FTMW_FLAG_EAGER,
+                      NULL);
   int rc;
   ftmw_fault_hit(FTMW_FAULT_SEND_ENTER);
   uv_mutex_lock(&st.lock);
@@ -61,7 +71,12 @@ int ftmw_send(const char *call, const void *buf, int count, FT_Datatype type,
     if (rc == FTMW_REP_SEND_SELF) {
       ftmw_rep_begin(p); /* also before reporting p's failure */
       rc = ftmw_peer_gone_locked(p, call);
-      if (rc == FT_SUCCESS)
+      /* Eager: its outcome is decided now, and the replicas follow it
+       * through the worker's ACKED, or this master's verdict (success)
+       * if the worker dies first. */
+      if (rc == FT_SUCCESS && eager)
+        rc = ftmw_isend_eager_locked(call, p, seq, tag, buf, bytes);
+      if ((rc == FT_SUCCESS && !eager) || rc == FT_ERR_NOMEM) /* no copy */
         rc = send_data_locked(call, p, seq, tag, buf, bytes, NULL);
     }
     if (rc == FT_SUCCESS)
@@ -90,7 +105,47 @@ int ftmw_send(const char *call, const void *buf, int count, FT_Datatype type,
 int ft_send(const void *buf, int count, FT_Datatype type, int dest, int tag) {
   if (ftmw_check_tag(tag, 0) != FT_SUCCESS)
     return ftmw_fail(FT_ERR_TAG);
-  return ftmw_send("ft_send", buf, count, type, dest, tag);
+  return ftmw_send("ft_send", buf, count, type, dest, tag, 0);
+}
+
+int ftmw_send_nowait(const char *call, const void *buf, int count,
+                     FT_Datatype type, int dest, int tag, unsigned flags,
+                     FT_Request *req) {
+  if (req)
+    *req = FT_REQUEST_NULL;
+  if (job.M == 0 || !st.initialized)
+    return ftmw_isend(call, buf, count, type, dest, tag, flags, req);
+  /* With replicas the send is ft_ssend's, and its request is settled. */
+  ftmw_peer *p = ftmw_peer_of(dest);
+  FT_Request r = NULL;
+  if (p == NULL)
+    return 0;
+  if (req && (r = ftmw_request_settled(p, dest, tag, count)) == NULL)
+    return ftmw_fail(FT_ERR_NOMEM);
+  int n = ftmw_send(call, buf, count, type, dest, tag, 1);
+  int rc = ft_error();
+  if (r) {
+    ftmw_request_keep(r, rc == FT_SUCCESS);
+    if (rc == FT_SUCCESS)
+      *req = r;
+  }
+  return rc == FT_SUCCESS ? n : ftmw_fail(rc);
+}
+
+int ft_isend(const void *buf, int count, FT_Datatype type, int dest, int tag,
+             FT_Request *req) {
+  if (req)
+    *req = FT_REQUEST_NULL;
+  if (ftmw_check_tag(tag, 0) != FT_SUCCESS)
+    return ftmw_fail(FT_ERR_TAG);
+  return ftmw_send_nowait("ft_isend", buf, count, type, dest, tag,
+                          FTMW_FLAG_LAZY, req);
+}
+
+int ft_ssend(const void *buf, int count, FT_Datatype type, int dest, int tag) {
+  if (ftmw_check_tag(tag, 0) != FT_SUCCESS)
+    return ftmw_fail(FT_ERR_TAG);
+  return ftmw_send("ft_ssend", buf, count, type, dest, tag, 1);
 }
 
 /* The receive half is checked first, so that a bad argument there never
@@ -114,7 +169,7 @@ int ft_sendrecv(const void *sendbuf, int sendcount, FT_Datatype sendtype,
   ftmw_set_status(status, source, recvtag, 0, rc);
   if (rc != FT_SUCCESS)
     return ftmw_fail(rc);
-  if (ftmw_send(call, sendbuf, sendcount, sendtype, dest, sendtag) == 0 &&
+  if (ftmw_send(call, sendbuf, sendcount, sendtype, dest, sendtag, 0) == 0 &&
       ft_error() != FT_SUCCESS) {
     ftmw_set_status(status, dest, sendtag, 0, ft_error());
     return 0;

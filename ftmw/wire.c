@@ -33,10 +33,10 @@ int ftmw_wire_decode(const uint8_t in[FTMW_HDR_SIZE], uint64_t max_payload,
   h->len = ftmw_get64(in + 32);
   if (h->type == 0 || h->type >= FTMW_FRAME_TYPE_MAX)
     return FTMW_WIRE_ETYPE;
-  if (h->flags & ~(uint16_t)(h->type == FTMW_FRAME_BYE ||
-                                     h->type == FTMW_FRAME_VERDICT ||
-                                     h->type == FTMW_FRAME_DATA
-                                 ? FTMW_FLAG_ALL
+  if (h->flags & ~(uint16_t)(h->type == FTMW_FRAME_DATA ? FTMW_FLAG_ALL
+                             : h->type == FTMW_FRAME_BYE ||
+                                     h->type == FTMW_FRAME_VERDICT
+                                 ? 0x1u
                                  : 0))
     return FTMW_WIRE_EFLAGS;
   switch (h->type) {

@@ -69,7 +69,11 @@ enum ftmw_frame_type {
 /* DATA: the sender does not wait for it (ft_isend): its ACK may come a
  * little later, with other frames (see ftmw_link_ack). */
 #define FTMW_FLAG_LAZY 0x1u
-#define FTMW_FLAG_ALL 0x1u
+/* DATA: nobody waits for it at all (an eager ft_send): its ACK may wait
+ * for the next frame to the sender, or a few dozen frames, or the
+ * heartbeat (ftmw_link_ack's FTMW_ACK_LATER). */
+#define FTMW_FLAG_EAGER 0x2u
+#define FTMW_FLAG_ALL 0x3u /* the most any frame type takes (DATA's) */
 
 /* DECIDE: tag is the kind of call, seq the decision's number (each master
  * counts them), and the 16-byte payload holds the worker rank (u32, then

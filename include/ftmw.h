@@ -127,12 +127,26 @@ FTMW_EXPORT int ft_init(int *argc, char ***argv, int *rank, int *workers);
  * Returns 1, or 0 when called before ft_init. */
 FTMW_EXPORT int ft_finalize(void);
 
-/* Blocking send to dest (a worker from a master, 0 from a worker). Returns
- * count once the receiving process's library has acknowledged the data, so
- * the data is safe even if this process dies right after. Returns 0 when
- * dest has failed (FT_ERR_PEER_FAILED) or on misuse. */
+/* Send to dest (a worker from a master, 0 from a worker), as MPI_Send:
+ * buf may be reused when it returns. A message of up to FT_EAGER_LIMIT
+ * bytes (default 65536) is eager: the call returns count once the data is
+ * handed to FTMW's transport (copied), without waiting for dest, as MPI's
+ * eager protocol does. If dest fails afterwards, the message may be lost,
+ * and the failure is reported at the next call that names dest, or at the
+ * FT_ANY_SOURCE receive or wait-any that would otherwise wait for it; a
+ * master then restores dest and sends again what it needs (ms_restore
+ * replays it). A longer message, and every send with master replicas
+ * (FT_NUM_MASTERS > 0), waits as ft_ssend does. Returns 0 when dest has
+ * already failed (FT_ERR_PEER_FAILED, FT_ERR_NO_MASTER) or on misuse. */
 FTMW_EXPORT int ft_send(const void *buf, int count, FT_Datatype type, int dest,
                         int tag);
+
+/* Synchronous send (MPI_Ssend's place): returns count once dest's library
+ * has acknowledged the data, so the data is safe even if this process
+ * dies right after; returns 0 when dest failed first
+ * (FT_ERR_PEER_FAILED, FT_ERR_NO_MASTER) or on misuse. */
+FTMW_EXPORT int ft_ssend(const void *buf, int count, FT_Datatype type,
+                         int dest, int tag);
 
 /* A non-blocking send's handle (ft_isend); FT_REQUEST_NULL once
  * completed. */

@@ -28,6 +28,7 @@ Test(config, defaults, .timeout = 5) {
   cr_assert_eq(c.heartbeat_ms, FTMW_DEFAULT_HEARTBEAT_MS);
   cr_assert_eq(c.timeout_ms, FTMW_DEFAULT_TIMEOUT_MS);
   cr_assert_eq(c.spawn_timeout_ms, FTMW_DEFAULT_SPAWN_TIMEOUT_MS);
+  cr_assert_eq(c.eager_limit, FTMW_DEFAULT_EAGER_LIMIT);
   cr_assert(c.max_message >= ((uint64_t)1 << 30));
 }
 
@@ -37,11 +38,12 @@ Test(config, valid_values, .timeout = 5) {
   const char *const t[] = {"FT_NUM_SLAVES", "16", "FT_HEARTBEAT_MS", "50",
                            "FT_TIMEOUT_MS", "100", "FT_FAULT", "recv.ack:2@3/1",
                            "FT_TRACE_DATA", "100", "FT_SPAWN_TIMEOUT_MS", "2500",
-                           "FT_IFACE", "eth0.12", NULL};
+                           "FT_IFACE", "eth0.12", "FT_EAGER_LIMIT", "0", NULL};
   cr_assert_eq(parse(t, &c, err), 0, "%s", err);
   cr_assert_eq(c.workers, 16);
   cr_assert_eq(c.spawn_timeout_ms, 2500);
   cr_assert_eq(c.trace_data, 100);
+  cr_assert_eq(c.eager_limit, 0);
   cr_assert_str_eq(c.fault, "recv.ack:2@3/1");
   cr_assert_str_eq(c.iface, "eth0.12");
 }
@@ -62,6 +64,9 @@ Test(config, invalid_values_name_the_variable, .timeout = 5) {
       {"FT_SPAWN_TIMEOUT_MS", "99", "FT_SPAWN_TIMEOUT_MS"},
       {"FT_SPAWN_TIMEOUT_MS", "3600001", "FT_SPAWN_TIMEOUT_MS"},
       {"FT_TIMEOUT_MS", "300", "FT_TIMEOUT_MS"}, /* < 2 x default heartbeat */
+      {"FT_EAGER_LIMIT", "-1", "FT_EAGER_LIMIT"},
+      {"FT_EAGER_LIMIT", "64k", "FT_EAGER_LIMIT"},
+      {"FT_EAGER_LIMIT", "67108865", "FT_EAGER_LIMIT"}, /* over 64 MiB */
       {"FT_HOSTFILE", "", "FT_HOSTFILE"},
       {"FT_TRACE", "", "FT_TRACE"},
       {"FT_FAULT", "nowhere", "FT_FAULT"},

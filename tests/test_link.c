@@ -118,7 +118,7 @@ static int on_frame(void *ctx, ftmw_conn *c, void *peer, const ftmw_hdr *h,
     return 0;
   }
   if (s->auto_ack && h->type == FTMW_FRAME_DATA)
-    ftmw_link_ack(c, h->seq, (h->flags & FTMW_FLAG_LAZY) != 0);
+    ftmw_link_ack(c, h->seq, (size_t)h->len, ftmw_link_ack_when(h->flags));
   if (s->nframes < MAX_FRAMES) {
     s->frames[s->nframes] = (frame_rec){.c = c, .peer = peer, .h = *h,
                                         .payload = payload, .acks_before = s->acks};
@@ -771,12 +771,14 @@ Test(link, ack_is_cumulative, .timeout = 30) {
   teardown();
 }
 
-static void set_lazy(ftmw_out *o) {
+static void set_flags(ftmw_out *o, unsigned flags) {
   ftmw_hdr h;
   cr_assert_eq(ftmw_wire_decode(o->hdr, 1 << 20, &h), FTMW_WIRE_OK);
-  h.flags = FTMW_FLAG_LAZY;
+  h.flags = (uint16_t)flags;
   ftmw_wire_encode(o->hdr, &h);
 }
+
+static void set_lazy(ftmw_out *o) { set_flags(o, FTMW_FLAG_LAZY); }
 
 /* A lazy ACK goes within about a millisecond when nothing else is written
  * to the peer, or ahead of the next frame written to it; one ACK may
@@ -865,6 +867,56 @@ Test(link, lazy_ack, .timeout = 30) {
   out_data(&d, 3, FTMW_PID_MASTER(0), 1, 4, data, sizeof(data));
   write1(conn_of(&cli), &d);
   RUN_UNTIL(ACKED(&d), BOUND_MS);
+  for (int i = 0; i < cli.acks && i < MAX_FRAMES; i++)
+    cr_expect_eq(cli.ack_rc[i], 0, "ACK %d acknowledges frames", i);
+  cr_expect_eq(cli.downs + srv.downs, 0);
+  teardown();
+}
+
+/* An eager frame's ACK (nobody waits for it) goes ahead of the next frame
+ * written back, or at the receiver's next heartbeat tick when nothing is
+ * written back; and at once when FTMW_LINK_ACK_FRAMES eager frames wait
+ * for it, so that an eager sender's window never fills for want of an
+ * ACK. Every ACK acknowledges frames that were written. */
+Test(link, eager_ack, .timeout = 30) {
+  handshake();
+  cli.ack_mode = 1;
+  srv.auto_ack = 1;
+  uint8_t data[16] = {2};
+  ftmw_out a = {.want_ack = 1}, back = {0};
+  out_data(&a, 3, FTMW_PID_MASTER(0), 1, 1, data, sizeof(data));
+  set_flags(&a, FTMW_FLAG_EAGER);
+  write1(conn_of(&cli), &a);
+  RUN_UNTIL(ACKED(&a), BOUND_MS); /* nothing written back: the tick's */
+  cr_expect_eq(cli.acks, 1);
+
+  ftmw_out b = {.want_ack = 1};
+  out_data(&b, 3, FTMW_PID_MASTER(0), 1, 2, data, sizeof(data));
+  set_flags(&b, FTMW_FLAG_EAGER);
+  write1(conn_of(&cli), &b);
+  RUN_UNTIL(srv.nframes == 2, BOUND_MS);
+  out_data(&back, FTMW_PID_MASTER(0), 3, 1, 1, data, sizeof(data));
+  write1(conn_of(&srv), &back);
+  RUN_UNTIL(ACKED(&b) && cli.nframes == 1, BOUND_MS);
+  cr_expect_eq(cli.frames[0].acks_before, cli.acks,
+               "the ACK was written ahead of the frame back");
+
+  enum { N = FTMW_LINK_ACK_FRAMES * 2 + 1 };
+  static ftmw_out many[N];
+  ftmw_out *mp[N];
+  for (int k = 0; k < N; k++) {
+    many[k] = (ftmw_out){.want_ack = 1};
+    out_data(&many[k], 3, FTMW_PID_MASTER(0), 1, 3 + (uint64_t)k, data,
+             sizeof(data));
+    set_flags(&many[k], FTMW_FLAG_EAGER);
+    mp[k] = &many[k];
+  }
+  for (int k = 0; k < N; k += FTMW_LINK_BATCH_MAX)
+    ftmw_link_write(conn_of(&cli), mp + k,
+                    N - k < FTMW_LINK_BATCH_MAX ? N - k : FTMW_LINK_BATCH_MAX);
+  RUN_UNTIL(ACKED(&many[N - 1]), BOUND_MS);
+  for (int k = 0; k < N; k++)
+    cr_expect_eq(ACKED(&many[k]), 1, "frame %d not acknowledged", k);
   for (int i = 0; i < cli.acks && i < MAX_FRAMES; i++)
     cr_expect_eq(cli.ack_rc[i], 0, "ACK %d acknowledges frames", i);
   cr_expect_eq(cli.downs + srv.downs, 0);

@@ -40,7 +40,7 @@ Test(wire, malformed_headers, .timeout = 5) {
   cr_assert_eq(ftmw_wire_decode(bad, 100, &out), FTMW_WIRE_ETYPE);
   memcpy(bad, buf, sizeof(bad)); bad[5] = FTMW_FRAME_TYPE_MAX;
   cr_assert_eq(ftmw_wire_decode(bad, 100, &out), FTMW_WIRE_ETYPE);
-  memcpy(bad, buf, sizeof(bad)); bad[6] = 2; /* unknown flags on DATA */
+  memcpy(bad, buf, sizeof(bad)); bad[6] = 4; /* unknown flags on DATA */
   cr_assert_eq(ftmw_wire_decode(bad, 100, &out), FTMW_WIRE_EFLAGS);
   cr_assert_eq(ftmw_wire_decode(buf, 9, &out), FTMW_WIRE_ELEN); /* oversize */
   h.tag = -1;
@@ -79,6 +79,9 @@ Test(wire, replica_frames, .timeout = 5) {
        FTMW_WIRE_ELEN},
       {{.type = FTMW_FRAME_VERDICT, .tag = 2, .flags = FTMW_FLAG_OK}, FTMW_WIRE_OK},
       {{.type = FTMW_FRAME_VERDICT, .tag = 2, .flags = 2}, FTMW_WIRE_EFLAGS},
+      {{.type = FTMW_FRAME_DATA, .flags = FTMW_FLAG_EAGER}, FTMW_WIRE_OK},
+      {{.type = FTMW_FRAME_DATA, .flags = FTMW_FLAG_ALL}, FTMW_WIRE_OK},
+      {{.type = FTMW_FRAME_BYE, .flags = FTMW_FLAG_EAGER}, FTMW_WIRE_EFLAGS},
       {{.type = FTMW_FRAME_DONE, .tag = 2, .len = 1}, FTMW_WIRE_ELEN},
       {{.type = FTMW_FRAME_SUSPECT, .tag = 0}, FTMW_WIRE_ETAG},
       {{.type = FTMW_FRAME_KEPT, .tag = 1, .len = 3}, FTMW_WIRE_ELEN},
