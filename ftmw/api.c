@@ -113,6 +113,12 @@ int ft_finalize(void) {
   uv_mutex_lock(&st.lock);
   st.finalizing = 1;
   if (ftmw_is_master()) {
+    /* A worker restored without waiting for it joins, or fails (its
+     * deadline), before the end: it then ends as the others do, instead
+     * of being left to mpirun in the middle of its start. */
+    for (int r = 1; r <= job.W; r++)
+      while (ftmw_launch_restore_pending(&st.workers[r]))
+        ftmw_wait_locked(-1);
     /* FIN: no more data from us. A replica also tells every master, so
      * that whichever is primary at the end knows, and waits for the
      * primary's BYE, unless it becomes primary meanwhile. */
@@ -266,6 +272,7 @@ int ft_restore(int rank) {
   uv_mutex_lock(&st.lock);
   if (rc == FT_SUCCESS)
     ftmw_app_of(p)->app_epoch = p->epoch;
+  int pending = rc == FT_SUCCESS && ftmw_launch_restore_pending(p);
   ftmw_rep_decide(FTMW_DECIDE_RESTORE, rank, ftmw_rep_restore_value(rc, p));
   uv_mutex_unlock(&st.lock);
   if (rc != FT_SUCCESS) {
@@ -273,10 +280,16 @@ int ft_restore(int rank) {
     ftmw_log("worker %d could not be restored: %s", rank, ft_strerror(rc));
     return ftmw_fail(rc);
   }
-  ftmw_trace("restore_finished", "\"peer\":%d,\"peer_epoch\":%u,\"ms\":%.3f",
-             rank, p->epoch, ms);
-  ftmw_log("worker %d restored (incarnation %u, pid %d on %s) in %.1f ms", rank,
-           p->epoch, (int)p->at.pid, p->at.host, ms);
+  if (pending) { /* traced once it joins */
+    ftmw_trace("restore_queued", "\"peer\":%d,\"peer_epoch\":%u,\"ms\":%.3f",
+               rank, p->epoch, ms);
+  } else {
+    ftmw_trace("restore_finished",
+               "\"peer\":%d,\"peer_epoch\":%u,\"ms\":%.3f", rank, p->epoch,
+               ms);
+    ftmw_log("worker %d restored (incarnation %u, pid %d on %s) in %.1f ms",
+             rank, p->epoch, (int)p->at.pid, p->at.host, ms);
+  }
   ftmw_ok();
   return 1;
 }

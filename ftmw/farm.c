@@ -67,7 +67,12 @@ typedef struct {
   int stopping;  /* fenced for its time limit: its death is a timeout
                     (1), or is nobody's fault: the copy that overran
                     finished before the fence took (2) */
+  int pending;   /* restored, not yet joined (timed.h): its copies wait
+                    for it, and their clocks start when it has joined */
 } worker;
+
+/* How often a farm with a worker whose restore is pending looks again. */
+#define PENDING_POLL_MS 50
 
 /* The last run number handed out, over every farm of this process, so
  * that a reply a worker sends for a copy of an earlier farm (cancelled,
@@ -455,6 +460,9 @@ static void worker_died(ft_farm *f, int r) {
     f->now = ftmw_decided_ms();
   if (restored) {
     f->s.restores++;
+    /* One that does not block (spawn mode without replicas): its copies'
+     * clocks start once it has joined (act_on_time). */
+    w->pending = ftmw_worker_pending(r);
     return;
   }
   if (f->o.restore && ft_error() != FT_ERR_NO_HOST)
@@ -645,6 +653,12 @@ static int64_t act_on_time(ft_farm *f, int fire) {
     worker *w = &f->w[r];
     if (w->lost)
       continue;
+    if (w->pending && !(w->pending = ftmw_worker_pending(r)) && w->n)
+      w->runs[w->head].start = f->now; /* joined: its copy starts now */
+    if (w->pending) {
+      next = next < 0 || next > PENDING_POLL_MS ? PENDING_POLL_MS : next;
+      continue;
+    }
     idle |= w->n == 0;
     run *u = w->n ? &w->runs[w->head] : NULL;
     if (u == NULL || u->c == NULL || w->stopping || f->o.time_limit_ms == 0)
@@ -670,7 +684,7 @@ static int64_t act_on_time(ft_farm *f, int fire) {
     after = BACKUP_FLOOR_MS;
   for (int r = 1; r <= f->W; r++) {
     worker *w = &f->w[r];
-    if (w->n == 0 || w->lost || w->stopping)
+    if (w->n == 0 || w->lost || w->stopping || w->pending)
       continue;
     uint64_t due = w->runs[w->head].start + after;
     if (f->now < due) {

@@ -44,6 +44,7 @@ static void init_peers(ftmw_peer *v, int from, int to, int kind,
     v[i].pid_wire = pid(i);
     ftmw_q_init(&v[i].inbox);
     ftmw_q_init(&v[i].held);
+    ftmw_q_init(&v[i].pending);
   }
 }
 
@@ -545,6 +546,7 @@ int ftmw_launch_init(int *argc, char ***argv) {
 void ftmw_launch_finalize(int clean) {
   /* After a death MPI_Finalize may wait forever for the dead (MPICH does),
    * so it is called only when every process is known to reach it. */
+  ftmw_spawn_stop();
   if (clean && st.mpi_owned && !ftmw_spawn_abandoned())
     MPI_Finalize();
 }

@@ -30,9 +30,13 @@ struct ftmw_peer;
 int ftmw_launch_init(int *argc, char ***argv);
 
 /* Starts a replacement for failed worker p, on a host that has not failed
- * (spawn mode) or on an idle spare (static mode); blocks until it has
- * connected. Returns FT_SUCCESS or FT_ERR_NO_HOST. (restore.c) */
+ * (spawn mode) or on an idle spare (static mode). Blocks until it has
+ * connected, but in spawn mode without replicas: there it returns once
+ * the spawn is queued, p JOINING, and ftmw_launch_restore_pending(p)
+ * says so until it has joined or failed (restore.c, spawn.h). Returns
+ * FT_SUCCESS or FT_ERR_NO_HOST. */
 int ftmw_launch_restore(struct ftmw_peer *p);
+int ftmw_launch_restore_pending(const struct ftmw_peer *p); /* st.lock held */
 
 /* After the transport stopped: MPI_Finalize when clean (no process of the
  * job died, so every process will reach it) and ft_init started MPI. */

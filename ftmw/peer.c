@@ -79,6 +79,14 @@ static int fail_locked(ftmw_peer *p, int report, const char *why, int to) {
     ftmw_peer_set_locked(p, to, why);
   if (report)
     p->unreported = 1;
+  /* The frames that waited for it to join fail, as they would have on
+   * its connection. */
+  while (!ftmw_q_empty(&p->pending)) {
+    ftmw_op *op = FTMW_CONTAINER_OF(ftmw_q_head(&p->pending), ftmw_op, node);
+    ftmw_q_remove(&op->node);
+    op->out.done = op->out.failed = 1;
+  }
+  p->join_by = 0;
   ftmw_loop_wake_locked();
   return live;
 }

@@ -42,6 +42,13 @@ typedef struct ftmw_peer {
   ftmw_qnode inbox; /* ftmw_msg.by_peer, arrival order */
   ftmw_place at; /* where the process runs (its HELLO, WELCOME or set-up) */
   uint64_t failed_at; /* uv_hrtime() when declared failed */
+  /* A worker restored without waiting for it (restore.c): */
+  uint64_t join_by;    /* ftmw_now_ms() by which it must join, else it
+                          failed (the transport's tick); 0: no deadline */
+  uint64_t restore_t0; /* uv_hrtime() when its restore started */
+  int unjoined;        /* restores in a row whose process never joined */
+  ftmw_qnode pending;  /* ftmw_op.node: frames for this incarnation while
+                          it joins, written once it has (transport.c) */
   /* The loop's owner only: */
   ftmw_conn *conn; /* bound to this peer (link.h), or NULL */
   int abort_heard;  /* it sent ABORT: it ends the job too (abort.c) */

@@ -19,37 +19,76 @@
  * reaped it (its pid is gone) before spawning, for at most REAP_WAIT_MS. */
 #define REAP_WAIT_MS 500
 
-static void wait_reaped(const ftmw_peer *p) {
-  if (!ftmw_proc_is_local(&p->at, ftmw_transport_self()))
+static void wait_reaped(const ftmw_place *at) {
+  if (!ftmw_proc_is_local(at, ftmw_transport_self()))
     return;
   uint64_t t0 = uv_hrtime(), deadline = ftmw_now_ms() + REAP_WAIT_MS;
-  while (kill((pid_t)p->at.pid, 0) == 0 || errno == EPERM) {
+  while (kill((pid_t)at->pid, 0) == 0 || errno == EPERM) {
     if (ftmw_now_ms() >= deadline) {
-      ftmw_log("worker %d: pid %d still there after %d ms; spawning anyway",
-               p->id, (pid_t)p->at.pid, REAP_WAIT_MS);
+      ftmw_log("pid %d still there after %d ms; spawning anyway",
+               (pid_t)at->pid, REAP_WAIT_MS);
       return;
     }
     uv_sleep(1);
   }
-  ftmw_trace("reaped", "\"peer\":%d,\"pid\":%d,\"ms\":%.3f", p->id,
-             (pid_t)p->at.pid, (uv_hrtime() - t0) / 1e6);
+  ftmw_trace("reaped", "\"pid\":%d,\"ms\":%.3f", (pid_t)at->pid,
+             (uv_hrtime() - t0) / 1e6);
+}
+
+/* The hostfile entry for p's next process into *host, -1 for anywhere
+ * (no hostfile), after blacklisting the host of its last one. Returns
+ * FT_SUCCESS, or FT_ERR_NO_HOST when no host is left. */
+static int pick_host(const ftmw_peer *p, int *host) {
+  *host = -1;
+  if (!job.hosts.n)
+    return FT_SUCCESS;
+  int was = ftmw_spawn_host_of(p->id);
+  if (was >= 0 && ftmw_hosts_fail(&job.hosts, job.hosts.v[was].name))
+    ftmw_log("host %s blacklisted", job.hosts.v[was].name);
+  *host = ftmw_hosts_pick(&job.hosts);
+  return *host < 0 ? FT_ERR_NO_HOST : FT_SUCCESS;
+}
+
+/* Without replicas: the spawn is queued and ft_restore returns at once,
+ * p JOINING (spawn.h); what is sent to p waits for it to join, and a
+ * spawn that fails, or a process that does not join in time, is a
+ * failure of the new incarnation, reported like any other. A worker
+ * whose last FTMW_SPAWN_ATTEMPTS processes never joined (no hostfile to
+ * pick another host from) is not restored again. */
+static int restore_spawn_async(ftmw_peer *p) {
+  int host, rc = pick_host(p, &host);
+  uv_mutex_lock(&st.lock);
+  if (rc == FT_SUCCESS && !job.hosts.n && p->unjoined >= FTMW_SPAWN_ATTEMPTS)
+    rc = FT_ERR_NO_HOST;
+  ftmw_place old = p->at;
+  if (rc == FT_SUCCESS) {
+    p->epoch++;
+    ftmw_peer_set_locked(p, FTMW_PEER_JOINING, "restoring by spawn");
+    p->from_spare = 0;
+    p->join_by = UINT64_MAX; /* set when its spawn starts */
+    p->restore_t0 = uv_hrtime();
+    p->unjoined++;
+  }
+  uv_mutex_unlock(&st.lock);
+  if (rc != FT_SUCCESS)
+    return rc;
+  if (ftmw_spawn_replacement_async(p, host, wait_reaped, &old) != 0) {
+    uv_mutex_lock(&st.lock);
+    ftmw_peer_failed_locked(p, 0, "could not be spawned");
+    uv_mutex_unlock(&st.lock);
+    return FT_ERR_NO_HOST;
+  }
+  return FT_SUCCESS;
 }
 
 static int restore_spawn(ftmw_peer *p) {
   int attempts = 0;
-  wait_reaped(p);
+  wait_reaped(&p->at);
   for (;;) {
-    int host = -1;
-    if (job.hosts.n) {
-      int was = ftmw_spawn_host_of(p->id);
-      if (was >= 0 && ftmw_hosts_fail(&job.hosts, job.hosts.v[was].name))
-        ftmw_log("host %s blacklisted", job.hosts.v[was].name);
-      host = ftmw_hosts_pick(&job.hosts);
-      if (host < 0)
-        return FT_ERR_NO_HOST;
-    } else if (attempts++ == FTMW_SPAWN_ATTEMPTS) {
+    int host;
+    if (pick_host(p, &host) != FT_SUCCESS ||
+        (!job.hosts.n && attempts++ == FTMW_SPAWN_ATTEMPTS))
       return FT_ERR_NO_HOST;
-    }
     uv_mutex_lock(&st.lock);
     p->epoch++;
     ftmw_peer_set_locked(p, FTMW_PEER_JOINING, "restoring by spawn");
@@ -103,5 +142,9 @@ int ftmw_launch_restore(ftmw_peer *p) {
       !ftmw_hosts_is_failed(&job.hosts, p->at.host) &&
       ftmw_hosts_blacklist(&job.hosts, p->at.host) == 0)
     ftmw_log("host %s blacklisted", p->at.host);
+  if (job.mode == FTMW_MODE_SPAWN && job.M == 0 && ftmw_spawn_async_ok())
+    return restore_spawn_async(p);
   return job.mode == FTMW_MODE_SPAWN ? restore_spawn(p) : restore_spare(p);
 }
+
+int ftmw_launch_restore_pending(const ftmw_peer *p) { return p->join_by != 0; }

@@ -30,7 +30,8 @@ static char **spawn_args;
 static int *placed_host; /* hostfile entry of each worker, or -1 */
 static MPI_Comm replica_comm[FTMW_MAX_MASTERS]; /* to each replica */
 static int thread_multiple;   /* a spawn may run on a helper thread */
-static int spawns_abandoned;  /* a helper thread may still be inside MPI */
+static int spawns_abandoned;  /* atomic: a helper thread may still be
+                                 inside MPI */
 
 int ftmw_spawn_prepare(int *argc, char ***argv, int multiple) {
   thread_multiple = multiple;
@@ -186,7 +187,7 @@ static int spawn_call_bounded(spawn_call *c, int wait_ms) {
   c->abandoned = !done;
   uv_mutex_unlock(&c->lock);
   if (!done) {
-    spawns_abandoned = 1;
+    __atomic_store_n(&spawns_abandoned, 1, __ATOMIC_RELAXED);
     return SPAWN_ABANDONED;
   }
   uv_thread_join(&tid);
@@ -360,4 +361,134 @@ int ftmw_spawn_replacement(ftmw_peer *p, int host) {
   return spawn_peers(&p, &host, 1, FTMW_ROLE_WORKER, NULL);
 }
 
-int ftmw_spawn_abandoned(void) { return spawns_abandoned; }
+/* --- restores that do not wait ------------------------------------------
+ * One helper thread, the spawner, makes the spawns that
+ * ftmw_spawn_replacement_async queues, one after the other (two
+ * MPI_Comm_spawn at once are not known to be safe in Open MPI 4.1), each
+ * bounded as every spawn is. */
+typedef struct spawn_req {
+  ftmw_qnode node;
+  ftmw_peer *p;
+  uint32_t epoch;
+  int host;
+  void (*before)(const ftmw_place *);
+  ftmw_place old;
+} spawn_req;
+
+static struct {
+  uv_thread_t tid;
+  uv_mutex_t lock;
+  uv_cond_t cond;
+  ftmw_qnode reqs; /* under lock */
+  int started;
+  int stop, busy; /* under lock */
+} spawner;
+
+int ftmw_spawn_async_ok(void) { return thread_multiple; }
+
+/* Makes the spawn of r (the spawner's thread): on failure, the new
+ * incarnation has failed, reported at the next call that names it. */
+static void spawn_one(spawn_req *r) {
+  ftmw_peer *p = r->p;
+  if (r->before)
+    r->before(&r->old);
+  uv_mutex_lock(&st.lock);
+  int go = p->epoch == r->epoch && p->state == FTMW_PEER_JOINING;
+  if (go) /* its deadline counts from now, not from the queue */
+    p->join_by = ftmw_now_ms() + (uint64_t)ftmw_spawn_wait_ms(1) +
+                 FTMW_LAUNCH_WAIT_MS;
+  uv_mutex_unlock(&st.lock);
+  if (!go)
+    return;
+  int host = r->host;
+  if (spawn_peers(&p, &host, 1, FTMW_ROLE_WORKER, NULL) == SPAWN_OK)
+    return;
+  /* A waiting call sees it at the loop's next event, the heartbeat tick
+   * at the latest: this thread does not touch the loop, which may be
+   * closing by the time it gets here. */
+  uv_mutex_lock(&st.lock);
+  if (p->epoch == r->epoch && p->state == FTMW_PEER_JOINING)
+    ftmw_peer_failed_locked(p, 1, "could not be spawned");
+  uv_mutex_unlock(&st.lock);
+}
+
+static void spawner_thread(void *arg) {
+  (void)arg;
+  uv_mutex_lock(&spawner.lock);
+  for (;;) {
+    while (ftmw_q_empty(&spawner.reqs) && !spawner.stop)
+      uv_cond_wait(&spawner.cond, &spawner.lock);
+    if (spawner.stop)
+      break;
+    spawn_req *r = FTMW_CONTAINER_OF(ftmw_q_head(&spawner.reqs), spawn_req, node);
+    ftmw_q_remove(&r->node);
+    spawner.busy = 1;
+    uv_mutex_unlock(&spawner.lock);
+    spawn_one(r);
+    free(r);
+    uv_mutex_lock(&spawner.lock);
+    spawner.busy = 0;
+  }
+  uv_mutex_unlock(&spawner.lock);
+}
+
+int ftmw_spawn_replacement_async(ftmw_peer *p, int host,
+                                 void (*before)(const ftmw_place *),
+                                 const ftmw_place *old) {
+  spawn_req *r = calloc(1, sizeof(*r));
+  if (r == NULL)
+    return -1;
+  if (!spawner.started) {
+    ftmw_q_init(&spawner.reqs);
+    if (uv_mutex_init(&spawner.lock) != 0) {
+      free(r);
+      return -1;
+    }
+    if (uv_cond_init(&spawner.cond) != 0 ||
+        uv_thread_create(&spawner.tid, spawner_thread, NULL) != 0) {
+      ftmw_log("cannot start a thread to spawn on");
+      uv_mutex_destroy(&spawner.lock);
+      free(r);
+      return -1;
+    }
+    spawner.started = 1;
+  }
+  placed_host[p->id] = host;
+  r->p = p;
+  r->epoch = p->epoch;
+  r->host = host;
+  r->before = before;
+  r->old = *old;
+  uv_mutex_lock(&spawner.lock);
+  ftmw_q_insert_tail(&spawner.reqs, &r->node);
+  uv_cond_signal(&spawner.cond);
+  uv_mutex_unlock(&spawner.lock);
+  return 0;
+}
+
+void ftmw_spawn_stop(void) {
+  if (!spawner.started)
+    return;
+  uv_mutex_lock(&spawner.lock);
+  spawner.stop = 1;
+  int busy = spawner.busy || !ftmw_q_empty(&spawner.reqs);
+  while (!ftmw_q_empty(&spawner.reqs)) {
+    spawn_req *r = FTMW_CONTAINER_OF(ftmw_q_head(&spawner.reqs), spawn_req, node);
+    ftmw_q_remove(&r->node);
+    free(r);
+  }
+  uv_cond_signal(&spawner.cond);
+  uv_mutex_unlock(&spawner.lock);
+  if (busy) { /* inside MPI, for a bounded time: left there */
+    __atomic_store_n(&spawns_abandoned, 1, __ATOMIC_RELAXED);
+    return;
+  }
+  uv_thread_join(&spawner.tid);
+  uv_cond_destroy(&spawner.cond);
+  uv_mutex_destroy(&spawner.lock);
+  spawner.started = 0;
+}
+
+int ftmw_spawn_abandoned(void) {
+  return __atomic_load_n(&spawns_abandoned, __ATOMIC_RELAXED);
+}

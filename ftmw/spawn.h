@@ -68,6 +68,24 @@ int ftmw_spawn_workers(void);
  * if the spawn failed or was abandoned. */
 int ftmw_spawn_replacement(ftmw_peer *p, int host);
 
+/* Whether a spawn may run on a helper thread (MPI_THREAD_MULTIPLE): then
+ * a restore need not wait for it. */
+int ftmw_spawn_async_ok(void);
+
+/* ft_restore without waiting: queues the spawn of p's new incarnation
+ * (its epoch set, JOINING, join_by not 0) on hostfile entry host (-1:
+ * anywhere), which becomes p's placed host. A helper thread runs before
+ * (old: the dead incarnation's place) and then the spawn; it sets
+ * p->join_by when it starts, and on failure declares that incarnation
+ * failed. Returns 0, or -1 when it cannot (nothing queued). */
+int ftmw_spawn_replacement_async(ftmw_peer *p, int host,
+                                 void (*before)(const ftmw_place *),
+                                 const ftmw_place *old);
+
+/* Ends the helper thread of the restores (ft_finalize): joined when idle,
+ * else left inside MPI (then ftmw_spawn_abandoned says so). */
+void ftmw_spawn_stop(void);
+
 /* Whether an abandoned spawn's thread may still be inside MPI: then
  * MPI_Finalize must not be called. */
 int ftmw_spawn_abandoned(void);

@@ -59,3 +59,13 @@ int ftmw_fence_worker(int rank, const char *why) {
   ftmw_ok();
   return 1;
 }
+
+int ftmw_worker_pending(int rank) {
+  ftmw_peer *p = ftmw_master_peer(rank);
+  if (p == NULL)
+    return 0;
+  uv_mutex_lock(&st.lock);
+  int pending = ftmw_launch_restore_pending(p);
+  uv_mutex_unlock(&st.lock);
+  return pending;
+}

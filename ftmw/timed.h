@@ -32,4 +32,10 @@ uint64_t ftmw_decided_ms(void);
  * set (misuse, or it had already failed or been replaced). */
 int ftmw_fence_worker(int rank, const char *why);
 
+/* Worker rank was restored without waiting for it (ft_restore in spawn
+ * mode without replicas) and has not joined yet: what it was sent waits
+ * for it. Never, with replicas (their restores wait), so a decision on it
+ * is the same in every master. */
+int ftmw_worker_pending(int rank);
+
 #endif

@@ -82,6 +82,33 @@ static void adopt(ftmw_conn *c, ftmw_peer *w, uint32_t e, int from_spare,
              "\"dropped\":%d", w->id, e, from_spare - 1, dropped);
 }
 
+/* Worker p, restored without waiting for it, has joined on c: the frames
+ * that waited for it go first, in order, then its restore is done. */
+static void joined_late(ftmw_peer *p, ftmw_conn *c) {
+  ftmw_qnode q;
+  uv_mutex_lock(&st.lock);
+  ftmw_q_move(&p->pending, &q);
+  p->join_by = 0;
+  p->unjoined = 0;
+  ftmw_loop_wake_locked(); /* ft_finalize waits for it */
+  uv_mutex_unlock(&st.lock);
+  while (!ftmw_q_empty(&q)) {
+    ftmw_out *outs[FTMW_LINK_BATCH_MAX];
+    unsigned n = 0;
+    while (n < FTMW_LINK_BATCH_MAX && !ftmw_q_empty(&q)) {
+      ftmw_op *op = FTMW_CONTAINER_OF(ftmw_q_head(&q), ftmw_op, node);
+      ftmw_q_remove(&op->node);
+      outs[n++] = &op->out;
+    }
+    ftmw_link_write(c, outs, n);
+  }
+  double ms = (uv_hrtime() - p->restore_t0) / 1e6;
+  ftmw_trace("restore_finished", "\"peer\":%d,\"peer_epoch\":%u,\"ms\":%.3f",
+             p->id, p->epoch, ms);
+  ftmw_log("worker %d restored (incarnation %u, pid %d on %s) in %.1f ms", p->id,
+           p->epoch, (int)p->at.pid, p->at.host, ms);
+}
+
 /* A HELLO with the job's secret (link.h): who the process says it is. */
 static int on_hello(void *ctx, ftmw_conn *c, const ftmw_hello *hello,
                     const char **reject) {
@@ -121,6 +148,7 @@ static int on_hello(void *ctx, ftmw_conn *c, const ftmw_hello *hello,
   send_welcome(c);
   uv_mutex_lock(&st.lock);
   ok = p->state == FTMW_PEER_JOINING; /* not given up on meanwhile */
+  int late = ok && p->join_by != 0;
   if (ok) {
     ftmw_peer_set_locked(p, FTMW_PEER_ALIVE, "joined");
     ftmw_peer_place_locked(p, &m.at);
@@ -131,6 +159,8 @@ static int on_hello(void *ctx, ftmw_conn *c, const ftmw_hello *hello,
     ftmw_peer_down(p, 0, "joined too late");
     return 1;
   }
+  if (late)
+    joined_late(p, c);
   char name[32];
   ftmw_trace("connect", "\"peer\":\"%s\",\"peer_epoch\":%u,\"peer_pid\":%d",
              ftmw_peer_name(p, name, sizeof(name)), p->epoch, (int)p->at.pid);
@@ -437,9 +467,29 @@ static void on_tick_start(void *ctx) {
     hang_until_cut((FTMW_LINK_SPARED_MAX + 2) * to, 1);
 }
 
+/* A worker restored without waiting for it that has not joined by its
+ * deadline failed (restore.c): the next call that names it reports it. */
+static void check_joins(uint64_t now) {
+  for (int r = 1; r <= job.W && job.role == FTMW_ROLE_MASTER; r++) {
+    ftmw_peer *p = &st.workers[r];
+    char why[64] = "";
+    uv_mutex_lock(&st.lock);
+    if (p->join_by != 0 && now >= p->join_by &&
+        p->state == FTMW_PEER_JOINING) {
+      snprintf(why, sizeof(why), "did not connect within %llu ms",
+               (unsigned long long)(now - p->restore_t0 / 1000000u));
+      ftmw_peer_failed_locked(p, 1, why);
+    }
+    uv_mutex_unlock(&st.lock);
+    if (why[0])
+      ftmw_log("worker %d %s", r, why);
+  }
+}
+
 /* A worker or spare whose masters are all gone leaves, a timeout later. */
 static void on_tick(void *ctx, uint64_t now) {
   (void)ctx;
+  check_joins(now);
   ftmw_abort_poll();
   if (st.orphan_since && now > st.orphan_since &&
       now - st.orphan_since > (uint64_t)job.cfg.timeout_ms) {
@@ -493,14 +543,21 @@ static void do_frames(ftmw_op *op, ftmw_qnode *work) {
   uv_mutex_lock(&st.lock);
   int ok = c != NULL && ftmw_link_open(c) && p->epoch == op->epoch &&
            ftmw_peer_is_live(p);
+  /* A worker restored without waiting for it has not joined yet: its
+   * frames wait for it (on_hello writes them, or its failure fails them). */
+  int wait = !ok && c == NULL && p->epoch == op->epoch &&
+             p->state == FTMW_PEER_JOINING && p->join_by != 0;
+  for (unsigned k = 0; wait && k < n; k++)
+    ftmw_q_insert_tail(&p->pending, &ops[k]->node);
   uv_mutex_unlock(&st.lock);
   if (ok) {
     ftmw_link_write(c, outs, n);
-  } else {
+  } else if (!wait) {
     for (unsigned k = 0; k < n; k++)
       op_finish(ops[k], 1);
   }
 }
+
 
 static void do_connect(ftmw_op *op) {
   ftmw_peer *p = op->peer;

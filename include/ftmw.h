@@ -318,9 +318,13 @@ FTMW_EXPORT int ft_waitany(int *rank);
 
 /* Master only. Restarts failed worker rank: on a host that has not failed
  * before (spawn mode; with no hostfile the local host is reused), or on an
- * idle spare (static mode). Blocks until the new worker has connected.
- * Returns 1 on success, 0 when no host or spare is left (FT_ERR_NO_HOST) or
- * on misuse. Undelivered messages of the failed incarnation are discarded. */
+ * idle spare (static mode). In spawn mode without master replicas it
+ * returns at once, the new worker pending: what is sent to it waits until
+ * it connects, and a spawn that fails is reported like a death, at the
+ * next call that names it. Otherwise it blocks until the new worker has
+ * connected. Returns 1 on success, 0 when no host or spare is left
+ * (FT_ERR_NO_HOST) or on misuse. Undelivered messages of the failed
+ * incarnation are discarded. */
 FTMW_EXPORT int ft_restore(int rank);
 
 /* Message logging (master only). The same as ft_send, ft_recv and

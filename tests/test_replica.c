@@ -291,6 +291,7 @@ static void init_peers(ftmw_peer *v, int n, int kind) {
     v[i].pid_wire = kind == FTMW_ROLE_MASTER ? FTMW_PID_MASTER(i) : (uint32_t)i;
     ftmw_q_init(&v[i].inbox);
     ftmw_q_init(&v[i].held);
+    ftmw_q_init(&v[i].pending);
   }
 }
 
