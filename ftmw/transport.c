@@ -558,7 +558,6 @@ static void do_frames(ftmw_op *op, ftmw_qnode *work) {
   }
 }
 
-
 static void do_connect(ftmw_op *op) {
   ftmw_peer *p = op->peer;
   ftmw_conn *c = NULL;

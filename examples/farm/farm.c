@@ -3,7 +3,9 @@
  * The master hands out tasks, one at a time to each worker or, with
  * --pipeline K, up to K in flight each (sent with ft_isend, as are the
  * results: the workers never wait for the master); when a worker fails
- * it puts the worker's tasks back, restores the worker and carries on.
+ * it puts the worker's tasks back, for the first workers that answer,
+ * restores the worker (in spawn mode it is not waited for: it gets tasks
+ * once the others have theirs) and carries on.
  * The results are taken with ft_recv(FT_ANY_SOURCE) or, with --posted,
  * by receives posted with ft_irecv, one per task in flight (a ring of K
  * buffers per worker), completed by ft_waitany.
@@ -232,7 +234,10 @@ static int master(int W, int K, int64_t ntasks, int every_master, int posted) {
       f.failures++;
       take_back(&f, r);
       restore(&f, r);
-      dispatch_all(&f);
+      /* Its tasks go to the first workers that answer (the restored one,
+       * still starting, is filled after them), unless none is busy. */
+      if (f.inflight == 0)
+        dispatch_all(&f);
       continue;
     }
     int r = st.source;
@@ -246,6 +251,7 @@ static int master(int W, int K, int64_t ntasks, int every_master, int posted) {
     ndone++;
     checksum += res.value;
     dispatch(&f, r);
+    dispatch_all(&f); /* a restored worker, once the others have theirs */
   }
   double secs = now_mono() - t0;
   for (int r = 1; r <= W; r++)
