@@ -157,6 +157,7 @@ int ft_finalize(void) {
     clean = m->bye && m->bye_clean;
   }
   uv_mutex_unlock(&st.lock);
+  ftmw_launch_restores_stop();
   ftmw_transport_stop();
   ftmw_trace_close();
   free_all();

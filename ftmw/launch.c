@@ -546,7 +546,6 @@ int ftmw_launch_init(int *argc, char ***argv) {
 void ftmw_launch_finalize(int clean) {
   /* After a death MPI_Finalize may wait forever for the dead (MPICH does),
    * so it is called only when every process is known to reach it. */
-  ftmw_spawn_stop();
   if (clean && st.mpi_owned && !ftmw_spawn_abandoned())
     MPI_Finalize();
 }

@@ -38,6 +38,10 @@ int ftmw_launch_init(int *argc, char ***argv);
 int ftmw_launch_restore(struct ftmw_peer *p);
 int ftmw_launch_restore_pending(const struct ftmw_peer *p); /* st.lock held */
 
+/* Ends the restores' helper thread (ft_finalize, before the transport
+ * stops and the peers are freed). */
+void ftmw_launch_restores_stop(void);
+
 /* After the transport stopped: MPI_Finalize when clean (no process of the
  * job died, so every process will reach it) and ft_init started MPI. */
 void ftmw_launch_finalize(int clean);

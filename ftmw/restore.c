@@ -148,3 +148,5 @@ int ftmw_launch_restore(ftmw_peer *p) {
 }
 
 int ftmw_launch_restore_pending(const ftmw_peer *p) { return p->join_by != 0; }
+
+void ftmw_launch_restores_stop(void) { ftmw_spawn_stop(); }

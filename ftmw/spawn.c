@@ -381,7 +381,7 @@ static struct {
   uv_cond_t cond;
   ftmw_qnode reqs; /* under lock */
   int started;
-  int stop, busy; /* under lock */
+  int stop; /* under lock */
 } spawner;
 
 int ftmw_spawn_async_ok(void) { return thread_multiple; }
@@ -422,12 +422,10 @@ static void spawner_thread(void *arg) {
       break;
     spawn_req *r = FTMW_CONTAINER_OF(ftmw_q_head(&spawner.reqs), spawn_req, node);
     ftmw_q_remove(&r->node);
-    spawner.busy = 1;
     uv_mutex_unlock(&spawner.lock);
     spawn_one(r);
     free(r);
     uv_mutex_lock(&spawner.lock);
-    spawner.busy = 0;
   }
   uv_mutex_unlock(&spawner.lock);
 }
@@ -471,7 +469,6 @@ void ftmw_spawn_stop(void) {
     return;
   uv_mutex_lock(&spawner.lock);
   spawner.stop = 1;
-  int busy = spawner.busy || !ftmw_q_empty(&spawner.reqs);
   while (!ftmw_q_empty(&spawner.reqs)) {
     spawn_req *r = FTMW_CONTAINER_OF(ftmw_q_head(&spawner.reqs), spawn_req, node);
     ftmw_q_remove(&r->node);
@@ -479,10 +476,8 @@ void ftmw_spawn_stop(void) {
   }
   uv_cond_signal(&spawner.cond);
   uv_mutex_unlock(&spawner.lock);
-  if (busy) { /* inside MPI, for a bounded time: left there */
-    __atomic_store_n(&spawns_abandoned, 1, __ATOMIC_RELAXED);
-    return;
-  }
+  /* A spawn it is making ends within its bound (abandoned, if MPI does
+   * not return: spawns_abandoned then says so). */
   uv_thread_join(&spawner.tid);
   uv_cond_destroy(&spawner.cond);
   uv_mutex_destroy(&spawner.lock);

@@ -82,8 +82,9 @@ int ftmw_spawn_replacement_async(ftmw_peer *p, int host,
                                  void (*before)(const ftmw_place *),
                                  const ftmw_place *old);
 
-/* Ends the helper thread of the restores (ft_finalize): joined when idle,
- * else left inside MPI (then ftmw_spawn_abandoned says so). */
+/* Ends the helper thread of the restores (ft_finalize, before anything
+ * it uses is freed): the spawns still queued are dropped, and the one it
+ * is making ends within its bound. */
 void ftmw_spawn_stop(void);
 
 /* Whether an abandoned spawn's thread may still be inside MPI: then
