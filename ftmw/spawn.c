@@ -438,14 +438,19 @@ int ftmw_spawn_replacement_async(ftmw_peer *p, int host,
     return -1;
   if (!spawner.started) {
     ftmw_q_init(&spawner.reqs);
-    if (uv_mutex_init(&spawner.lock) != 0) {
-      free(r);
-      return -1;
-    }
-    if (uv_cond_init(&spawner.cond) != 0 ||
-        uv_thread_create(&spawner.tid, spawner_thread, NULL) != 0) {
-      ftmw_log("cannot start a thread to spawn on");
+    spawner.stop = 0;
+    int ok = uv_mutex_init(&spawner.lock) == 0;
+    if (ok && uv_cond_init(&spawner.cond) != 0) {
       uv_mutex_destroy(&spawner.lock);
+      ok = 0;
+    }
+    if (ok && uv_thread_create(&spawner.tid, spawner_thread, NULL) != 0) {
+      uv_cond_destroy(&spawner.cond);
+      uv_mutex_destroy(&spawner.lock);
+      ok = 0;
+    }
+    if (!ok) {
+      ftmw_log("cannot start a thread to spawn on");
       free(r);
       return -1;
     }
