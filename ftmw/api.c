@@ -117,7 +117,7 @@ int ft_finalize(void) {
      * deadline), before the end: it then ends as the others do, instead
      * of being left to mpirun in the middle of its start. */
     for (int r = 1; r <= job.W; r++)
-      while (ftmw_launch_restore_pending(&st.workers[r]))
+      while (ftmw_peer_restoring(&st.workers[r]))
         ftmw_wait_locked(-1);
     /* FIN: no more data from us. A replica also tells every master, so
      * that whichever is primary at the end knows, and waits for the
@@ -273,7 +273,7 @@ int ft_restore(int rank) {
   uv_mutex_lock(&st.lock);
   if (rc == FT_SUCCESS)
     ftmw_app_of(p)->app_epoch = p->epoch;
-  int pending = rc == FT_SUCCESS && ftmw_launch_restore_pending(p);
+  int pending = rc == FT_SUCCESS && ftmw_peer_restoring(p);
   ftmw_rep_decide(FTMW_DECIDE_RESTORE, rank, ftmw_rep_restore_value(rc, p));
   uv_mutex_unlock(&st.lock);
   if (rc != FT_SUCCESS) {

@@ -22,12 +22,12 @@
 /* Spawn mode: a spawn of n processes not done after FT_SPAWN_TIMEOUT_MS
  * x (1 + n / 16) is abandoned and made again (spawn.c). */
 #define FTMW_DEFAULT_SPAWN_TIMEOUT_MS 16000
-/* The largest message; a frame header cannot announce more. */
 /* ft_send returns once a message up to this many bytes is handed to the
  * transport (eager); a longer one waits for its acknowledgement
  * (FT_EAGER_LIMIT; docs/api.md). Open MPI's TCP eager limit, 64 KiB. */
 #define FTMW_DEFAULT_EAGER_LIMIT 65536
 #define FTMW_MAX_EAGER_LIMIT (64 << 20)
+/* The largest message; a frame header cannot announce more. */
 #ifndef FTMW_MAX_MESSAGE
 #define FTMW_MAX_MESSAGE ((uint64_t)4 << 30)
 #endif

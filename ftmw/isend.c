@@ -152,6 +152,13 @@ int ftmw_isend(const char *call, const void *buf, int count, FT_Datatype type,
   ftmw_peer *p = ftmw_send_target(buf, count, type, dest, tag, &bytes);
   if (p == NULL)
     return 0;
+  return ftmw_isend_checked(call, p, buf, bytes, count, dest, tag, flags,
+                            req);
+}
+
+int ftmw_isend_checked(const char *call, ftmw_peer *p, const void *buf,
+                       size_t bytes, int count, int dest, int tag,
+                       unsigned flags, FT_Request *req) {
   FT_Request r = request_new(p, dest, tag, count, buf, bytes, req != NULL);
   if (r == NULL)
     return ftmw_fail(FT_ERR_NOMEM);

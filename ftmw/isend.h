@@ -29,6 +29,10 @@ void ftmw_isend_free_all(void);
  * receiver without bound. */
 int ftmw_isend(const char *call, const void *buf, int count, FT_Datatype type,
                int dest, int tag, unsigned flags, FT_Request *req);
+/* The same, its arguments checked already (ftmw_send_target: p, bytes). */
+int ftmw_isend_checked(const char *call, struct ftmw_peer *p, const void *buf,
+                       size_t bytes, int count, int dest, int tag,
+                       unsigned flags, FT_Request *req);
 #define FTMW_EAGER_WINDOW_FRAMES 256
 #define FTMW_EAGER_WINDOW_BYTES ((size_t)4 << 20)
 

@@ -32,11 +32,10 @@ int ftmw_launch_init(int *argc, char ***argv);
 /* Starts a replacement for failed worker p, on a host that has not failed
  * (spawn mode) or on an idle spare (static mode). Blocks until it has
  * connected, but in spawn mode without replicas: there it returns once
- * the spawn is queued, p JOINING, and ftmw_launch_restore_pending(p)
- * says so until it has joined or failed (restore.c, spawn.h). Returns
+ * the spawn is queued, p JOINING, and ftmw_peer_restoring(p) says so
+ * until it has joined or failed (restore.c, spawn.h). Returns
  * FT_SUCCESS or FT_ERR_NO_HOST. */
 int ftmw_launch_restore(struct ftmw_peer *p);
-int ftmw_launch_restore_pending(const struct ftmw_peer *p); /* st.lock held */
 
 /* Ends the restores' helper thread (ft_finalize, before the transport
  * stops and the peers are freed). */

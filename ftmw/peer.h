@@ -71,6 +71,12 @@ static inline int ftmw_peer_is_failed(const ftmw_peer *p) {
   return p->state == FTMW_PEER_FAILED || p->state == FTMW_PEER_FENCED;
 }
 
+/* Restored without waiting for it (restore.c) and not joined or failed
+ * yet: what is sent to it waits (st.lock held). */
+static inline int ftmw_peer_restoring(const ftmw_peer *p) {
+  return p->join_by != 0;
+}
+
 /* "worker 3", "master 1", "spare 0". Returns buf. */
 const char *ftmw_peer_name(const ftmw_peer *p, char *buf, size_t len);
 

@@ -35,6 +35,15 @@ static void wait_reaped(const ftmw_place *at) {
              (uv_hrtime() - t0) / 1e6);
 }
 
+/* p's next incarnation begins (st.lock held): JOINING, from spare
+ * from_spare (index + 1, or 0 for a spawn). */
+static void next_incarnation_locked(ftmw_peer *p, const char *why,
+                                    int from_spare) {
+  p->epoch++;
+  ftmw_peer_set_locked(p, FTMW_PEER_JOINING, why);
+  p->from_spare = from_spare;
+}
+
 /* The hostfile entry for p's next process into *host, -1 for anywhere
  * (no hostfile), after blacklisting the host of its last one. Returns
  * FT_SUCCESS, or FT_ERR_NO_HOST when no host is left. */
@@ -62,9 +71,7 @@ static int restore_spawn_async(ftmw_peer *p) {
     rc = FT_ERR_NO_HOST;
   ftmw_place old = p->at;
   if (rc == FT_SUCCESS) {
-    p->epoch++;
-    ftmw_peer_set_locked(p, FTMW_PEER_JOINING, "restoring by spawn");
-    p->from_spare = 0;
+    next_incarnation_locked(p, "restoring by spawn", 0);
     p->join_by = UINT64_MAX; /* set when its spawn starts */
     p->restore_t0 = uv_hrtime();
     p->unjoined++;
@@ -90,11 +97,9 @@ static int restore_spawn(ftmw_peer *p) {
         (!job.hosts.n && attempts++ == FTMW_SPAWN_ATTEMPTS))
       return FT_ERR_NO_HOST;
     uv_mutex_lock(&st.lock);
-    p->epoch++;
-    ftmw_peer_set_locked(p, FTMW_PEER_JOINING, "restoring by spawn");
+    next_incarnation_locked(p, "restoring by spawn", 0);
     uv_mutex_unlock(&st.lock);
     int ok = 0;
-    p->from_spare = 0;
     if (ftmw_spawn_replacement(p, host) == 0) {
       uv_mutex_lock(&st.lock);
       ok = ftmw_launch_wait_joined_locked(p, ftmw_now_ms() +
@@ -120,9 +125,7 @@ static int restore_spare(ftmw_peer *p) {
       uv_mutex_unlock(&st.lock);
       continue;
     }
-    p->epoch++;
-    ftmw_peer_set_locked(p, FTMW_PEER_JOINING, "restoring on a spare");
-    p->from_spare = k + 1;
+    next_incarnation_locked(p, "restoring on a spare", k + 1);
     ftmw_op op = {.kind = FTMW_OP_ACTIVATE, .peer = sp, .target = p};
     ftmw_transport_submit(&op, 1);
     ftmw_op_wait_locked(&op);
@@ -146,7 +149,5 @@ int ftmw_launch_restore(ftmw_peer *p) {
     return restore_spawn_async(p);
   return job.mode == FTMW_MODE_SPAWN ? restore_spawn(p) : restore_spare(p);
 }
-
-int ftmw_launch_restore_pending(const ftmw_peer *p) { return p->join_by != 0; }
 
 void ftmw_launch_restores_stop(void) { ftmw_spawn_stop(); }

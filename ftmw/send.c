@@ -1,12 +1,13 @@
-/* The blocking sends, ft_send and ft_ssend (and ms_send's, ft_isend's
- * with replicas). A message up to FT_EAGER_LIMIT bytes is eager: handed
- * to the transport as ft_isend's without a request (isend.c), so the call
- * returns without waiting for the receiver; its destination's failure is
- * reported at the next call that names it, or at the any-source receive
- * that would wait for it. Otherwise (ft_ssend, a longer message, or
- * master replicas, whose agreement takes each send in turn): argument
- * checks, the replicas' agreement on the call, then the DATA frame into
- * the transport and the wait for its ACK. Application thread only. */
+/* The sends: ft_send, ft_ssend, ft_isend and ft_sendrecv (and ms_send's).
+ * A message up to FT_EAGER_LIMIT bytes is eager: handed to the transport
+ * as ft_isend's without a request (isend.c), so the call returns without
+ * waiting for the receiver; its destination's failure is reported at the
+ * next call that names it, or at the any-source receive that would wait
+ * for it. With master replicas the primary's eager send runs through the
+ * replicas' agreement on the call first. Otherwise (ft_ssend, a longer
+ * message, a worker's send with replicas): the replicas' agreement, then
+ * the DATA frame into the transport and the wait for its ACK.
+ * Application thread only. */
 #include "calls.h"
 #include "isend.h"
 
@@ -50,9 +51,9 @@ int ftmw_send(const char *call, const void *buf, int count, FT_Datatype type,
   if (p == NULL)
     return 0;
   int eager = !sync && bytes <= (size_t)job.cfg.eager_limit;
-  if (eager && job.M == 0)
-    return ftmw_isend(call, buf, count, type, dest, tag, FTMW_FLAG_EAGER,
-                      NULL);
+  if (eager && job.M == 0) /* arguments checked: not again on this path */
+    return ftmw_isend_checked(call, p, buf, bytes, count, dest, tag,
+                              FTMW_FLAG_EAGER, NULL);
   int rc;
   ftmw_fault_hit(FTMW_FAULT_SEND_ENTER);
   uv_mutex_lock(&st.lock);

@@ -65,7 +65,7 @@ int ftmw_worker_pending(int rank) {
   if (p == NULL)
     return 0;
   uv_mutex_lock(&st.lock);
-  int pending = ftmw_launch_restore_pending(p);
+  int pending = ftmw_peer_restoring(p);
   uv_mutex_unlock(&st.lock);
   return pending;
 }

@@ -148,7 +148,7 @@ static int on_hello(void *ctx, ftmw_conn *c, const ftmw_hello *hello,
   send_welcome(c);
   uv_mutex_lock(&st.lock);
   ok = p->state == FTMW_PEER_JOINING; /* not given up on meanwhile */
-  int late = ok && p->join_by != 0;
+  int late = ok && ftmw_peer_restoring(p);
   if (ok) {
     ftmw_peer_set_locked(p, FTMW_PEER_ALIVE, "joined");
     ftmw_peer_place_locked(p, &m.at);
@@ -470,20 +470,21 @@ static void on_tick_start(void *ctx) {
 /* A worker restored without waiting for it that has not joined by its
  * deadline failed (restore.c): the next call that names it reports it. */
 static void check_joins(uint64_t now) {
-  for (int r = 1; r <= job.W && job.role == FTMW_ROLE_MASTER; r++) {
+  if (job.role != FTMW_ROLE_MASTER)
+    return;
+  uv_mutex_lock(&st.lock);
+  for (int r = 1; r <= job.W; r++) {
     ftmw_peer *p = &st.workers[r];
-    char why[64] = "";
-    uv_mutex_lock(&st.lock);
-    if (p->join_by != 0 && now >= p->join_by &&
+    if (ftmw_peer_restoring(p) && now >= p->join_by &&
         p->state == FTMW_PEER_JOINING) {
+      char why[64];
       snprintf(why, sizeof(why), "did not connect within %llu ms",
                (unsigned long long)(now - p->restore_t0 / 1000000u));
       ftmw_peer_failed_locked(p, 1, why);
+      ftmw_log("worker %d %s", r, why); /* rare: under the lock */
     }
-    uv_mutex_unlock(&st.lock);
-    if (why[0])
-      ftmw_log("worker %d %s", r, why);
   }
+  uv_mutex_unlock(&st.lock);
 }
 
 /* A worker or spare whose masters are all gone leaves, a timeout later. */
@@ -546,7 +547,7 @@ static void do_frames(ftmw_op *op, ftmw_qnode *work) {
   /* A worker restored without waiting for it has not joined yet: its
    * frames wait for it (on_hello writes them, or its failure fails them). */
   int wait = !ok && c == NULL && p->epoch == op->epoch &&
-             p->state == FTMW_PEER_JOINING && p->join_by != 0;
+             p->state == FTMW_PEER_JOINING && ftmw_peer_restoring(p);
   for (unsigned k = 0; wait && k < n; k++)
     ftmw_q_insert_tail(&p->pending, &ops[k]->node);
   uv_mutex_unlock(&st.lock);

@@ -911,10 +911,16 @@ Test(link, eager_ack, .timeout = 30) {
     set_flags(&many[k], FTMW_FLAG_EAGER);
     mp[k] = &many[k];
   }
+  int acks_before = cli.acks;
   for (int k = 0; k < N; k += FTMW_LINK_BATCH_MAX)
     ftmw_link_write(conn_of(&cli), mp + k,
                     N - k < FTMW_LINK_BATCH_MAX ? N - k : FTMW_LINK_BATCH_MAX);
   RUN_UNTIL(ACKED(&many[N - 1]), BOUND_MS);
+  /* Whatever ACKs the ticks add, no ACK may leave more than
+   * FTMW_LINK_ACK_FRAMES of them unacknowledged: two at least (one tick's
+   * ACK alone would cover all of them if that rule were missing). */
+  cr_expect_geq(cli.acks - acks_before, 2, "%d ACKs for %d eager frames",
+                cli.acks - acks_before, N);
   for (int k = 0; k < N; k++)
     cr_expect_eq(ACKED(&many[k]), 1, "frame %d not acknowledged", k);
   for (int i = 0; i < cli.acks && i < MAX_FRAMES; i++)
