@@ -15,6 +15,8 @@
 
 #include "farm_wire.h"
 #include "ftmw_impl.h"
+#include "owned.h"
+#include "pool.h"
 #include "queue.h"
 #include "timed.h"
 
@@ -23,12 +25,48 @@
 
 typedef struct task task;
 
+/* Bytes shared by the farm and the TASK messages that carry them (a task's
+ * input, a checkpoint), sent without a copy (owned.h): each holds a
+ * reference, and the last one frees them. Application thread only. */
+typedef struct blob {
+  int refs;
+  size_t len;
+  uint8_t data[];
+} blob;
+
+/* Out of memory in the master's farm state. Every master must hold the
+ * same state, and this one cannot: it leaves the job (a replica's death;
+ * the primary's: a failover; a master alone: the job ends). */
+static void *must(void *p, const char *what) {
+  if (p == NULL) {
+    fprintf(stderr, "ftmw farm: out of memory (%s): this master leaves the "
+                    "job\n", what);
+    abort();
+  }
+  return p;
+}
+
+/* A blob holding a copy of n bytes at b, one reference held. */
+static blob *blob_new(const void *b, size_t n, const char *what) {
+  blob *x = must(malloc(sizeof(*x) + n), what);
+  x->refs = 1;
+  x->len = n;
+  if (n)
+    memcpy(x->data, b, n);
+  return x;
+}
+
+static void blob_unref(void *p) {
+  blob *x = p;
+  if (x && --x->refs == 0)
+    free(x);
+}
+
 /* One copy of a task to run: queued, or held by a worker (a run). */
 typedef struct copy {
   ftmw_qnode node; /* in the farm's queue while queued */
   task *t;
-  uint8_t *ckpt; /* the last checkpoint this copy's runs saved */
-  size_t ckpt_len;
+  blob *ckpt; /* the last checkpoint this copy's runs saved, or NULL */
   int backup; /* launched for a straggler */
 } copy;
 
@@ -36,8 +74,7 @@ struct task {
   ftmw_qnode all;   /* the farm's tasks not yet delivered */
   ftmw_qnode ready; /* done, waiting to be delivered */
   int64_t id;
-  uint8_t *in;
-  size_t in_len;
+  blob *in;
   int wanted;  /* copies whose outputs must agree: 1, or 2 compared */
   int live;    /* copies queued or running */
   int deaths, timeouts; /* attempts its workers' deaths cost it */
@@ -47,12 +84,25 @@ struct task {
   int nrunning, running[MAX_RUNNING]; /* workers running a copy of it */
   int nres;
   struct {
-    uint8_t *data;
-    size_t len;
+    ftmw_msg *msg; /* the RESULT, as received (owned.h): its output
+                      (res_data) follows its header */
     int worker;
   } res[MAX_COPIES];
-  ft_farm_result out; /* once done */
+  /* Once done, what ft_farm_next delivers (result_of): */
+  int8_t status;   /* FT_Farm_Status */
+  int8_t win;      /* the res[] delivered, or -1 */
+  int8_t compared; /* res[]'s workers are reported */
+  int8_t mismatch;
+  int code, by, outvoted;
 };
+
+static const uint8_t *res_data(const task *t, int i) {
+  return t->res[i].msg->data + FARM_REPLY_HDR;
+}
+
+static size_t res_len(const task *t, int i) {
+  return t->res[i].msg->len - FARM_REPLY_HDR;
+}
 
 typedef struct run { /* a copy a worker holds, in the order sent */
   copy *c;          /* NULL: cancelled (its task is done): ignore it */
@@ -97,26 +147,11 @@ struct ft_farm {
   uint64_t now;         /* the masters' clock at this event */
   uint64_t dur[NDUR];   /* recent task times (ms) */
   int ndur, durpos;
-  uint8_t *buf; /* receive buffer */
-  size_t cap;
-  uint8_t *msg; /* TASK being built */
-  size_t msgcap;
+  ftmw_pool task_pool, copy_pool; /* the records of tasks and copies */
   ft_farm_stats s;
 };
 
 /* --- small containers ------------------------------------------------------ */
-
-/* Out of memory in the master's farm state. Every master must hold the
- * same state, and this one cannot: it leaves the job (a replica's death;
- * the primary's: a failover; a master alone: the job ends). */
-static void *must(void *p, const char *what) {
-  if (p == NULL) {
-    fprintf(stderr, "ftmw farm: out of memory (%s): this master leaves the "
-                    "job\n", what);
-    abort();
-  }
-  return p;
-}
 
 static copy *copy_of(const ftmw_qnode *n) {
   return FTMW_CONTAINER_OF(n, copy, node);
@@ -166,6 +201,8 @@ ft_farm *ft_farm_create(const ft_farm_options *opts) {
     return ftmw_fail(FT_ERR_NOMEM), NULL;
   f->o = o;
   f->W = W;
+  ftmw_pool_init(&f->task_pool, sizeof(task));
+  ftmw_pool_init(&f->copy_pool, sizeof(copy));
   ftmw_q_init(&f->queue);
   ftmw_q_init(&f->ready);
   ftmw_q_init(&f->tasks);
@@ -175,7 +212,7 @@ ft_farm *ft_farm_create(const ft_farm_options *opts) {
   int ok = f->w != NULL;
   for (int r = 1; ok && r <= W; r++)
     ok = (f->w[r].runs = calloc((size_t)o.depth, sizeof(run))) != NULL;
-  if (!ok || farm_reserve(&f->buf, &f->cap, 64 * 1024) < 0) {
+  if (!ok) {
     farm_free(f);
     return ftmw_fail(FT_ERR_NOMEM), NULL;
   }
@@ -193,8 +230,8 @@ static int duplicated(const ft_farm *f, int64_t id) {
                                  (int64_t)((double)id * d));
 }
 
-static copy *new_copy(task *t, int backup) {
-  copy *c = must(calloc(1, sizeof(*c)), "a task copy");
+static copy *new_copy(ft_farm *f, task *t, int backup) {
+  copy *c = must(ftmw_pool_get(&f->copy_pool), "a task copy");
   ftmw_q_init(&c->node);
   c->t = t;
   c->backup = backup;
@@ -203,19 +240,19 @@ static copy *new_copy(task *t, int backup) {
 }
 
 static void free_copy(ft_farm *f, copy *c) {
-  f->s.checkpoint_bytes -= c->ckpt_len;
+  f->s.checkpoint_bytes -= c->ckpt ? c->ckpt->len : 0;
   c->t->live--;
-  free(c->ckpt);
-  free(c);
+  blob_unref(c->ckpt);
+  ftmw_pool_put(&f->copy_pool, c);
 }
 
-static void free_task(task *t) {
+static void free_task(ft_farm *f, task *t) {
   if (t == NULL)
     return;
-  free(t->in);
+  blob_unref(t->in);
   for (int i = 0; i < t->nres; i++)
-    free(t->res[i].data);
-  free(t);
+    ftmw_msg_free(t->res[i].msg);
+  ftmw_pool_put(&f->task_pool, t);
 }
 
 int64_t ft_farm_submit(ft_farm *f, const void *in, size_t n) {
@@ -225,15 +262,12 @@ int64_t ft_farm_submit(ft_farm *f, const void *in, size_t n) {
     return ftmw_fail(FT_ERR_BUFFER), -1;
   if (n > (size_t)INT32_MAX - FARM_TASK_HDR)
     return ftmw_fail(FT_ERR_TOO_BIG), -1;
-  task *t = must(calloc(1, sizeof(*t)), "a task");
-  t->in = must(malloc(n ? n : 1), "a task's input");
-  if (n)
-    memcpy(t->in, in, n);
-  t->in_len = n;
+  task *t = must(ftmw_pool_get(&f->task_pool), "a task");
+  t->in = blob_new(in, n, "a task's input"); /* its one copy here */
   t->id = f->s.submitted;
   t->wanted = duplicated(f, t->id) ? 2 : 1;
   for (int i = 0; i < t->wanted; i++)
-    enqueue(f, new_copy(t, 0), 0);
+    enqueue(f, new_copy(f, t, 0), 0);
   if (t->wanted == 2)
     f->s.duplicated++;
   ftmw_q_insert_tail(&f->tasks, &t->all);
@@ -244,12 +278,13 @@ int64_t ft_farm_submit(ft_farm *f, const void *in, size_t n) {
 
 /* Task t is done: it goes to the ready list; every other copy of it is
  * dropped from the queue or cancelled on its worker. */
-static void finish(ft_farm *f, task *t, int status, int by,
-                   const uint8_t *data, size_t len, int code) {
+static void finish(ft_farm *f, task *t, int status, int by, int win,
+                   int code) {
   t->done = 1;
-  t->out = (ft_farm_result){.id = t->id, .status = status, .code = code,
-                            .data = data, .len = len, .worker = by,
-                            .attempts = t->dispatched, .resumed = t->resumed};
+  t->status = (int8_t)status;
+  t->by = by;
+  t->win = (int8_t)win;
+  t->code = code;
   ftmw_q_insert_tail(&f->ready, &t->ready);
   for (ftmw_qnode *n = f->queue.next; t->live > 0 && n != &f->queue;) {
     copy *c = copy_of(n);
@@ -337,26 +372,29 @@ static void drop_impossible_votes(ft_farm *f) {
 
 static void worker_died(ft_farm *f, int r);
 
-/* Sends copy c to worker r as a TASK. Returns 0, or -1 when r failed
- * (reported here, and handled: c is back in the queue). */
+/* Sends copy c to worker r as a TASK: its header, then the task's input
+ * and the checkpoint, not copied (each blob held until the message is
+ * settled). Returns 0, or -1 when r failed (reported here, and handled: c
+ * is back in the queue). */
 static int give(ft_farm *f, int r, copy *c) {
   task *t = c->t;
   worker *w = &f->w[r];
-  size_t len = FARM_TASK_HDR + t->in_len + c->ckpt_len; /* < 2^31 */
-  must(farm_reserve(&f->msg, &f->msgcap, len) == 0 ? f->msg : NULL,
-       "a task message");
+  uint8_t hdr[FARM_TASK_HDR];
   uint32_t no = ++last_run;
-  ftmw_put64(f->msg, (uint64_t)t->id);
-  ftmw_put32(f->msg + 8, no);
-  ftmw_put32(f->msg + 12, (uint32_t)c->ckpt_len);
-  ftmw_put64(f->msg + 16, t->in_len);
-  ftmw_put32(f->msg + 24, (uint32_t)t->dispatched + 1);
-  ftmw_put32(f->msg + 28, 0);
-  if (t->in_len)
-    memcpy(f->msg + FARM_TASK_HDR, t->in, t->in_len);
-  if (c->ckpt_len)
-    memcpy(f->msg + FARM_TASK_HDR + t->in_len, c->ckpt, c->ckpt_len);
-  if (ft_isend(f->msg, (int)len, FT_BYTE, r, FARM_TAG_TASK, NULL) == 0) {
+  ftmw_put64(hdr, (uint64_t)t->id);
+  ftmw_put32(hdr + 8, no);
+  ftmw_put32(hdr + 12, (uint32_t)(c->ckpt ? c->ckpt->len : 0));
+  ftmw_put64(hdr + 16, t->in->len);
+  ftmw_put32(hdr + 24, (uint32_t)t->dispatched + 1);
+  ftmw_put32(hdr + 28, 0);
+  ftmw_piece v[2] = {{t->in->data, t->in->len, t->in}};
+  int n = 1;
+  if (c->ckpt)
+    v[n++] = (ftmw_piece){c->ckpt->data, c->ckpt->len, c->ckpt};
+  for (int i = 0; i < n; i++)
+    ((blob *)v[i].owner)->refs++;
+  if (!ftmw_isend_owned("ft_isend", r, FARM_TAG_TASK, hdr, sizeof(hdr), v, n,
+                        blob_unref)) {
     if (ft_error() != FT_ERR_PEER_FAILED) /* cannot happen: a bug */
       fprintf(stderr, "ftmw farm: cannot send task %lld to worker %d: %s\n",
               (long long)t->id, r, ft_strerror(ft_error()));
@@ -404,7 +442,11 @@ static int fill(ft_farm *f, int r) { return fill_to(f, r, f->o.depth); }
 /* Fills every worker, one copy each per round, so that a few long tasks
  * spread over the workers instead of queueing at the first ones. */
 static void fill_all(ft_farm *f) {
-  for (int d = 1; d <= f->o.depth && !ftmw_q_empty(&f->queue); d++)
+  int low = f->o.depth; /* from the emptiest worker's level on */
+  for (int r = 1; r <= f->W; r++)
+    if (!f->w[r].lost && !f->w[r].stopping && f->w[r].n < low)
+      low = f->w[r].n;
+  for (int d = low + 1; d <= f->o.depth && !ftmw_q_empty(&f->queue); d++)
     for (int r = 1; r <= f->W && !ftmw_q_empty(&f->queue); r++)
       fill_to(f, r, d);
 }
@@ -435,7 +477,7 @@ static void drop_runs(ft_farm *f, int r, int charge) {
     if (t->deaths + t->timeouts >= f->o.max_attempts && !t->done) {
       free_copy(f, c);
       finish(f, t, stopped && i == 0 ? FT_FARM_TIMED_OUT : FT_FARM_FAILED,
-             0, NULL, 0, 0);
+             0, -1, 0);
       continue;
     }
     if (t->done) {
@@ -481,7 +523,7 @@ static void fail_all(ft_farm *f) {
     ftmw_q_remove(&c->node);
     free_copy(f, c);
     if (!t->done)
-      finish(f, t, FT_FARM_NO_WORKERS, 0, NULL, 0, 0);
+      finish(f, t, FT_FARM_NO_WORKERS, 0, -1, 0);
   }
 }
 
@@ -489,11 +531,11 @@ static void fail_all(ft_farm *f) {
 
 static int agree(const ft_farm *f, const task *t, int a, int b) {
   if (f->o.compare)
-    return f->o.compare(t->res[a].data, t->res[a].len, t->res[b].data,
-                        t->res[b].len, f->o.compare_ctx) == 0;
-  return t->res[a].len == t->res[b].len &&
-         (t->res[a].len == 0 ||
-          memcmp(t->res[a].data, t->res[b].data, t->res[a].len) == 0);
+    return f->o.compare(res_data(t, a), res_len(t, a), res_data(t, b),
+                        res_len(t, b), f->o.compare_ctx) == 0;
+  return res_len(t, a) == res_len(t, b) &&
+         (res_len(t, a) == 0 ||
+          memcmp(res_data(t, a), res_data(t, b), res_len(t, a)) == 0);
 }
 
 /* A compared task has another output (index t->nres - 1): decide it
@@ -503,15 +545,14 @@ static void compare_outputs(ft_farm *f, task *t) {
     return;
   if (t->nres == 2) {
     if (agree(f, t, 0, 1)) {
-      finish(f, t, FT_FARM_OK, t->res[0].worker, t->res[0].data,
-             t->res[0].len, 0);
+      finish(f, t, FT_FARM_OK, t->res[0].worker, 0, 0);
     } else { /* a third copy, on a third worker, votes */
       f->s.mismatches++;
       if (!vote_possible(f, t)) {
         finish_mismatch(f, t);
         return;
       }
-      enqueue(f, new_copy(t, 0), 1);
+      enqueue(f, new_copy(f, t, 0), 1);
       fill_all(f);
       return;
     }
@@ -526,21 +567,18 @@ static void compare_outputs(ft_farm *f, task *t) {
       finish_mismatch(f, t);
       return;
     }
-    finish(f, t, FT_FARM_OK, t->res[win].worker, t->res[win].data,
-           t->res[win].len, 0);
-    t->out.outvoted = t->res[lose].worker;
+    finish(f, t, FT_FARM_OK, t->res[win].worker, win, 0);
+    t->outvoted = t->res[lose].worker;
   }
-  t->out.mismatch = t->nres == 3;
-  for (int i = 0; i < t->nres; i++)
-    t->out.workers[i] = t->res[i].worker;
+  t->mismatch = t->nres == 3;
+  t->compared = 1;
 }
 
 /* A compared task whose outputs no majority of workers agrees on. */
 static void finish_mismatch(ft_farm *f, task *t) {
-  finish(f, t, FT_FARM_MISMATCH, 0, NULL, 0, 0);
-  t->out.mismatch = 1;
-  for (int i = 0; i < t->nres; i++)
-    t->out.workers[i] = t->res[i].worker;
+  finish(f, t, FT_FARM_MISMATCH, 0, -1, 0);
+  t->mismatch = 1;
+  t->compared = 1;
 }
 
 static void note_duration(ft_farm *f, uint64_t ms) {
@@ -571,7 +609,9 @@ static void pop_run(ft_farm *f, worker *w) {
     w->runs[w->head].start = f->now;
 }
 
-static void on_result(ft_farm *f, int r, run *u, const uint8_t *b, size_t n) {
+/* A RESULT m from worker r for run u: the farm keeps m if it holds an
+ * output it needs (*m then NULL). */
+static void on_result(ft_farm *f, int r, run *u, ftmw_msg **m) {
   copy *c = u->c;
   uint64_t start = u->start;
   if (f->w[r].stopping)
@@ -585,22 +625,19 @@ static void on_result(ft_farm *f, int r, run *u, const uint8_t *b, size_t n) {
   free_copy(f, c);
   if (f->timed)
     note_duration(f, f->now - start);
-  int code = (int32_t)ftmw_get32(b + 12);
-  size_t len = n - FARM_REPLY_HDR;
+  int code = (int32_t)ftmw_get32((*m)->data + 12);
   if (code != 0) {
-    finish(f, t, FT_FARM_TASK_ERROR, r, NULL, 0, code);
+    finish(f, t, FT_FARM_TASK_ERROR, r, -1, code);
     return;
   }
-  uint8_t *data = must(malloc(len ? len : 1), "a task's output");
-  memcpy(data, b + FARM_REPLY_HDR, len);
-  t->res[t->nres].data = data;
-  t->res[t->nres].len = len;
+  t->res[t->nres].msg = *m; /* kept as received */
+  *m = NULL;
   t->res[t->nres].worker = r;
   t->nres++;
   if (t->wanted == 1) {
     if (backup)
       f->s.backup_wins++;
-    finish(f, t, FT_FARM_OK, r, data, len, 0);
+    finish(f, t, FT_FARM_OK, r, t->nres - 1, 0);
   } else {
     compare_outputs(f, t);
   }
@@ -611,18 +648,15 @@ static void on_checkpoint(ft_farm *f, run *u, const uint8_t *b, size_t n) {
   if (c == NULL)
     return;
   size_t len = n - FARM_REPLY_HDR;
-  if (len > (size_t)INT32_MAX - FARM_TASK_HDR - c->t->in_len) {
+  if (len > (size_t)INT32_MAX - FARM_TASK_HDR - c->t->in->len) {
     fprintf(stderr, "ftmw farm: a checkpoint of task %lld is too big to "
                     "send with the task (%zu bytes): the last one is kept\n",
             (long long)c->t->id, len);
     return;
   }
-  uint8_t *k = must(malloc(len ? len : 1), "a checkpoint");
-  memcpy(k, b + FARM_REPLY_HDR, len);
-  f->s.checkpoint_bytes += len - c->ckpt_len;
-  free(c->ckpt);
-  c->ckpt = k;
-  c->ckpt_len = len;
+  f->s.checkpoint_bytes += len - (c->ckpt ? c->ckpt->len : 0);
+  blob_unref(c->ckpt);
+  c->ckpt = blob_new(b + FARM_REPLY_HDR, len, "a checkpoint");
   f->s.checkpoints++;
   if (f->s.checkpoint_bytes > f->s.checkpoint_peak)
     f->s.checkpoint_peak = f->s.checkpoint_bytes;
@@ -704,7 +738,7 @@ static int64_t act_on_time(ft_farm *f, int fire) {
       run *u = &w->runs[(w->head + i) % f->o.depth];
       if (u->c == NULL || u->c->t->wanted != 1 || u->c->t->live != 1)
         continue;
-      enqueue(f, new_copy(u->c->t, 1), 0);
+      enqueue(f, new_copy(f, u->c->t, 1), 0);
       f->s.backups++;
       fill_all(f);
       idle = 0;
@@ -718,6 +752,7 @@ static int64_t act_on_time(ft_farm *f, int fire) {
 /* --- the event loop ---------------------------------------------------------- */
 
 static int take(ft_farm *f, int64_t ms);
+static void handle(ft_farm *f, int r, int tag, ftmw_msg **m);
 
 /* Waits for one event (a reply, a failure, a deadline) and handles it.
  * A deadline acts only when no reply is waiting: a task's time ends when
@@ -753,26 +788,22 @@ static int next_event(ft_farm *f) {
  * an error the farm cannot handle. */
 static int take(ft_farm *f, int64_t ms) {
   FT_Status st;
-  int timed_out, n, err;
-  /* A message larger than the buffer stays queued: taken again at once,
-   * with no other decided call between (a replica's same receive follows
-   * the one decision). */
-  while ((n = ftmw_recv_any_within(f->buf, (int)f->cap, FT_BYTE, FT_ANY_TAG,
-                                   ms, &st, &timed_out)) == 0 &&
-         (err = ft_error()) == FT_ERR_TRUNCATE)
-    must(farm_reserve(&f->buf, &f->cap, (size_t)st.count) == 0 ? f->buf
-                                                                 : NULL,
-         "a message");
+  int timed_out;
+  ftmw_msg *m;
+  int got = ftmw_recv_owned(FT_ANY_SOURCE, FT_ANY_TAG, ms, &m, &st,
+                            &timed_out);
   if (timed_out)
     return 0;
-  err = ft_error();
-  if (n == 0 && err == FT_ERR_PEER_FAILED && st.source >= 1 &&
+  int err = ft_error();
+  if (!got && err == FT_ERR_NOMEM) /* a replica's copy of it: lost here */
+    must(NULL, "a message");
+  if (!got && err == FT_ERR_PEER_FAILED && st.source >= 1 &&
       st.source <= f->W) {
     worker_died(f, st.source);
     fill_all(f);
     return 1;
   }
-  if (n == 0 && err != FT_SUCCESS) {
+  if (!got) {
     if (err == FT_ERR_PEER_FINALIZED) { /* nobody will answer any more */
       for (int r = 1; r <= f->W; r++) {
         drop_runs(f, r, 0);
@@ -782,36 +813,57 @@ static int take(ft_farm *f, int64_t ms) {
     }
     return -1;
   }
-  int r = st.source;
-  if ((st.tag == FARM_TAG_RESULT || st.tag == FARM_TAG_CKPT) &&
-      n >= FARM_REPLY_HDR &&
-      (int32_t)(ftmw_get32(f->buf + 8) - f->first_run) < 0)
-    return 1; /* a late reply to a copy of an earlier farm */
-  run *u = head_run(f, r, f->buf, (size_t)n);
-  if (u == NULL || (st.tag != FARM_TAG_RESULT && st.tag != FARM_TAG_CKPT)) {
+  handle(f, st.source, st.tag, &m);
+  ftmw_msg_free(m);
+  return 1;
+}
+
+/* Message m, tag tag, from worker r: a reply to a copy it holds (the farm
+ * keeps m if it holds an output it needs: *m then NULL). */
+static void handle(ft_farm *f, int r, int tag, ftmw_msg **m) {
+  const uint8_t *b = (*m)->data;
+  size_t n = (*m)->len;
+  if ((tag == FARM_TAG_RESULT || tag == FARM_TAG_CKPT) &&
+      n >= FARM_REPLY_HDR && (int32_t)(ftmw_get32(b + 8) - f->first_run) < 0)
+    return; /* a late reply to a copy of an earlier farm */
+  run *u = head_run(f, r, b, n);
+  if (u == NULL || (tag != FARM_TAG_RESULT && tag != FARM_TAG_CKPT)) {
     fprintf(stderr, "ftmw farm: worker %d sent a message that answers no "
-                    "task it holds (tag %d, %d bytes): stopping it\n",
-            r, st.tag, n);
+                    "task it holds (tag %d, %zu bytes): stopping it\n",
+            r, tag, n);
     ftmw_fence_worker(r, "stopped by the master: it broke the farm's "
                          "protocol");
-    return 1;
+    return;
   }
   if (f->timed)
     f->now = ftmw_decided_ms();
-  if (st.tag == FARM_TAG_CKPT) {
-    on_checkpoint(f, u, f->buf, (size_t)n);
-    return 1;
+  if (tag == FARM_TAG_CKPT) {
+    on_checkpoint(f, u, b, n);
+    return;
   }
-  on_result(f, r, u, f->buf, (size_t)n);
+  on_result(f, r, u, m);
   fill(f, r);
-  return 1;
+}
+
+/* What done task t delivers. */
+static void result_of(const task *t, ft_farm_result *r) {
+  *r = (ft_farm_result){.id = t->id, .status = t->status, .code = t->code,
+                        .worker = t->by, .attempts = t->dispatched,
+                        .resumed = t->resumed, .mismatch = t->mismatch,
+                        .outvoted = t->outvoted};
+  if (t->win >= 0) {
+    r->data = res_data(t, t->win);
+    r->len = res_len(t, t->win);
+  }
+  for (int i = 0; t->compared && i < t->nres; i++)
+    r->workers[i] = t->res[i].worker;
 }
 
 int ft_farm_next(ft_farm *f, ft_farm_result *res) {
   if (f == NULL || res == NULL)
     return ftmw_fail(FT_ERR_NULL_ARG), -1;
   if (f->delivered) {
-    free_task(f->delivered);
+    free_task(f, f->delivered);
     f->delivered = NULL;
   }
   if (f->timed && !ftmw_q_empty(&f->queue)) /* handed out now: start now */
@@ -830,7 +882,7 @@ int ft_farm_next(ft_farm *f, ft_farm_result *res) {
   ftmw_q_remove(&t->all);
   f->s.delivered++;
   f->delivered = t;
-  *res = t->out;
+  result_of(t, res);
   ftmw_ok();
   return 1;
 }
@@ -873,12 +925,12 @@ static void farm_free(ft_farm *f) {
   while (!ftmw_q_empty(&f->tasks)) {
     task *t = FTMW_CONTAINER_OF(ftmw_q_head(&f->tasks), task, all);
     ftmw_q_remove(&t->all);
-    free_task(t);
+    free_task(f, t);
   }
-  free_task(f->delivered);
+  free_task(f, f->delivered);
   free(f->w);
-  free(f->buf);
-  free(f->msg);
+  ftmw_pool_destroy(&f->task_pool);
+  ftmw_pool_destroy(&f->copy_pool);
   free(f);
 }
 

@@ -30,12 +30,12 @@ enum {
 #define FARM_TASK_HDR 32
 #define FARM_REPLY_HDR 16 /* RESULT and CKPT */
 
-/* Grows *buf (capacity *cap) to hold at least need bytes. Returns 0, or
- * -1 out of memory (*buf unchanged). */
+/* Grows *buf (capacity *cap) to hold at least need bytes: need at first,
+ * then doubling. Returns 0, or -1 out of memory (*buf unchanged). */
 static inline int farm_reserve(uint8_t **buf, size_t *cap, size_t need) {
   if (need <= *cap)
     return 0;
-  size_t c = *cap ? *cap : 4096;
+  size_t c = *cap ? *cap : need;
   while (c < need)
     c *= 2;
   uint8_t *b = realloc(*buf, c);

@@ -8,6 +8,7 @@
 
 #include "farm_wire.h"
 #include "ftmw_impl.h"
+#include "owned.h"
 
 struct ft_farm_task {
   int64_t id;
@@ -17,7 +18,9 @@ struct ft_farm_task {
   size_t in_len;
   const uint8_t *ckpt; /* NULL: started from the beginning */
   size_t ckpt_len;
-  uint8_t *out; /* FARM_REPLY_HDR bytes of header, then the output */
+  /* FARM_REPLY_HDR bytes of header, then the output: handed over to
+   * the send of the RESULT (owned.h), then a new one */
+  uint8_t *out;
   size_t out_len, out_cap;
 };
 
@@ -112,41 +115,40 @@ static int run_task(ft_farm_task *t, ft_farm_fn fn, void *ctx) {
   ftmw_put64(t->out, (uint64_t)t->id);
   ftmw_put32(t->out + 8, t->run);
   ftmw_put32(t->out + 12, (uint32_t)code);
-  /* Not waited for: the next task may already be queued here. */
-  return ft_isend(t->out, (int)t->out_len, FT_BYTE, 0, FARM_TAG_RESULT,
-                  NULL) > 0;
+  /* Not waited for (the next task may already be queued here), nor
+   * copied: the send frees t->out once the master has it. */
+  ftmw_piece out = {t->out, t->out_len, t->out};
+  t->out = NULL;
+  t->out_len = t->out_cap = 0;
+  return ftmw_isend_owned("ft_isend", 0, FARM_TAG_RESULT, NULL, 0, &out, 1,
+                          free);
 }
 
 int ft_farm_work(ft_farm_fn fn, void *ctx) {
   if (fn == NULL)
     return ftmw_fail(FT_ERR_NULL_ARG);
-  uint8_t *buf = NULL;
-  size_t cap = 0;
   ft_farm_task t = {0};
   int rc = 0;
-  if (farm_reserve(&buf, &cap, 64 * 1024) < 0)
-    leave("out of memory for a receive buffer", 0, 64 * 1024);
   for (;;) {
     FT_Status st;
-    int n = ft_recv(buf, (int)cap, FT_BYTE, 0, FT_ANY_TAG, &st);
-    if (n == 0 && ft_error() == FT_ERR_TRUNCATE) { /* still queued */
-      if (farm_reserve(&buf, &cap, (size_t)st.count) < 0)
-        leave("out of memory for a task", st.tag, (size_t)st.count);
-      continue;
-    }
-    if (n == 0 && ft_error() != FT_SUCCESS)
+    ftmw_msg *m;
+    int timed_out;
+    /* The task as it was read from the socket: not copied. */
+    if (!ftmw_recv_owned(0, FT_ANY_TAG, -1, &m, &st, &timed_out))
       break; /* every master is gone */
     if (st.tag == FARM_TAG_STOP) {
+      ftmw_msg_free(m);
       rc = 1;
       break;
     }
-    if (st.tag != FARM_TAG_TASK || parse_task(buf, (size_t)n, &t) < 0)
+    if (st.tag != FARM_TAG_TASK || parse_task(m->data, m->len, &t) < 0)
       leave("got a message that is not a farm task (does the master make "
-            "other ft_* calls inside the farm?)", st.tag, (size_t)n);
-    if (!run_task(&t, fn, ctx))
+            "other ft_* calls inside the farm?)", st.tag, m->len);
+    int ok = run_task(&t, fn, ctx);
+    ftmw_msg_free(m);
+    if (!ok)
       break;
   }
-  free(buf);
   free(t.out);
   if (rc)
     ftmw_ok();

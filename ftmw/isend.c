@@ -25,6 +25,12 @@ struct ft_request {
   int handed; /* the application holds it: its completion frees it */
   int early;  /* settled at the call (with replicas): result is final */
   int result; /* early: FT_SUCCESS */
+  /* The frame's data: data[0..copied), then the caller's pieces, which
+   * release(owner) gives back when the request is freed. */
+  size_t copied;
+  unsigned npieces;
+  ftmw_piece pieces[FTMW_PIECES_MAX];
+  ftmw_release_fn release;
   unsigned char data[];
 };
 
@@ -37,6 +43,22 @@ static ftmw_qnode *queue_of(ftmw_peer *p) {
 
 static FT_Request req_of(ftmw_qnode *n) {
   return FTMW_CONTAINER_OF(n, struct ft_request, node);
+}
+
+void ftmw_release_pieces(const ftmw_piece *v, int n, ftmw_release_fn f) {
+  for (int i = 0; f && i < n; i++)
+    if (v[i].owner)
+      f(v[i].owner);
+}
+
+/* A request's frame: its header, what it copied, and its pieces. */
+_Static_assert(1 + 1 + FTMW_PIECES_MAX <= FTMW_OUT_BUFS,
+               "a request's pieces do not fit in a frame");
+
+/* Frees r and gives its pieces back. */
+static void request_free(FT_Request r) {
+  ftmw_release_pieces(r->pieces, (int)r->npieces, r->release);
+  free(r);
 }
 
 /* st.lock held. */
@@ -53,7 +75,7 @@ static void reap_locked(ftmw_qnode *q) {
     n = n->next;
     if (!r->handed) {
       ftmw_q_remove(&r->node);
-      free(r);
+      request_free(r);
     }
   }
 }
@@ -81,6 +103,7 @@ static FT_Request request_new(ftmw_peer *p, int dest, int tag, int count,
   memset(r, 0, sizeof(*r));
   if (bytes)
     memcpy(r->data, buf, bytes);
+  r->copied = bytes;
   r->peer = p;
   r->dest = dest;
   r->tag = tag;
@@ -101,7 +124,7 @@ FT_Request ftmw_request_settled(const ftmw_peer *p, int dest, int tag,
 
 void ftmw_request_keep(FT_Request r, int sent) {
   if (!sent) {
-    free(r);
+    request_free(r);
     return;
   }
   uv_mutex_lock(&st.lock);
@@ -131,7 +154,13 @@ static int submit_locked(const char *call, FT_Request r, ftmw_peer *p,
     seq = ftmw_is_master() ? ++ftmw_app_of(p)->next_seq : ++st.tx_seq;
   r->peer = p;
   r->op.out = (ftmw_out){.seq = seq, .want_ack = 1};
-  ftmw_op_frame(&r->op, p, FTMW_FRAME_DATA, r->tag, flags, r->data, r->bytes);
+  uv_buf_t v[1 + FTMW_PIECES_MAX] = {{.base = (char *)r->data,
+                                      .len = r->copied}};
+  for (unsigned i = 0; i < r->npieces; i++)
+    v[1 + i] = (uv_buf_t){.base = (char *)r->pieces[i].base,
+                          .len = r->pieces[i].len};
+  ftmw_op_frame_v(&r->op, p, FTMW_FRAME_DATA, r->tag, flags, v,
+                  1 + r->npieces);
   ftmw_transport_submit(&r->op, 1);
   ftmw_q_insert_tail(q, &r->node);
   /* An eager send is written now, so that a sender that dies right after
@@ -142,6 +171,30 @@ static int submit_locked(const char *call, FT_Request r, ftmw_peer *p,
   else
     ftmw_loop_flush_soon_locked();
   return FT_SUCCESS;
+}
+
+/* Sends request r (made, its arguments checked) to p; frees it if it
+ * cannot. Returns its count, or 0 with the error set. */
+static int send_request(const char *call, FT_Request r, ftmw_peer *p,
+                        unsigned flags, FT_Request *req) {
+  int dest = r->dest, tag = r->tag, count = r->count;
+  size_t bytes = r->bytes;
+  ftmw_fault_hit(FTMW_FAULT_SEND_ENTER);
+  uv_mutex_lock(&st.lock);
+  if (!ftmw_is_master())
+    p = ftmw_peer_of(0); /* the primary, now that the lock is held */
+  int rc = submit_locked(call, r, p, 0, flags);
+  uv_mutex_unlock(&st.lock);
+  if (rc != FT_SUCCESS) {
+    request_free(r);
+    return ftmw_fail(rc);
+  }
+  if (req)
+    *req = r;
+  ftmw_trace_data("sent", dest, tag, bytes);
+  ftmw_fault_hit(FTMW_FAULT_SEND_EXIT);
+  ftmw_ok();
+  return count;
 }
 
 int ftmw_isend(const char *call, const void *buf, int count, FT_Datatype type,
@@ -162,22 +215,7 @@ int ftmw_isend_checked(const char *call, ftmw_peer *p, const void *buf,
   FT_Request r = request_new(p, dest, tag, count, buf, bytes, req != NULL);
   if (r == NULL)
     return ftmw_fail(FT_ERR_NOMEM);
-  ftmw_fault_hit(FTMW_FAULT_SEND_ENTER);
-  uv_mutex_lock(&st.lock);
-  if (!ftmw_is_master())
-    p = ftmw_peer_of(0); /* the primary, now that the lock is held */
-  int rc = submit_locked(call, r, p, 0, flags);
-  uv_mutex_unlock(&st.lock);
-  if (rc != FT_SUCCESS) {
-    free(r);
-    return ftmw_fail(rc);
-  }
-  if (req)
-    *req = r;
-  ftmw_trace_data("sent", dest, tag, bytes);
-  ftmw_fault_hit(FTMW_FAULT_SEND_EXIT);
-  ftmw_ok();
-  return count;
+  return send_request(call, r, p, flags, req);
 }
 
 int ftmw_isend_eager_locked(const char *call, ftmw_peer *p, uint64_t seq,
@@ -187,8 +225,25 @@ int ftmw_isend_eager_locked(const char *call, ftmw_peer *p, uint64_t seq,
     return FT_ERR_NOMEM;
   int rc = submit_locked(call, r, p, seq, FTMW_FLAG_EAGER);
   if (rc != FT_SUCCESS)
-    free(r);
+    request_free(r);
   return rc;
+}
+
+int ftmw_isend_pieces(const char *call, ftmw_peer *p, int dest, int tag,
+                      const void *head, size_t headlen,
+                      const ftmw_piece *pieces, int n, size_t bytes,
+                      ftmw_release_fn release) {
+  FT_Request r = request_new(p, dest, tag, (int)bytes, head, headlen, 0);
+  if (r == NULL) {
+    ftmw_release_pieces(pieces, n, release);
+    return ftmw_fail(FT_ERR_NOMEM);
+  }
+  for (int i = 0; i < n; i++)
+    r->pieces[r->npieces++] = pieces[i];
+  r->bytes = bytes;
+  r->release = release; /* r gives the pieces back from now on */
+  return send_request(call, r, p, FTMW_FLAG_LAZY, NULL) > 0 ||
+         (bytes == 0 && ft_error() == FT_SUCCESS);
 }
 
 /* The outcome of settled request r (st.lock held): FT_SUCCESS, or its
@@ -213,7 +268,7 @@ static int complete_locked(FT_Request *req, FT_Status *status,
   ftmw_q_remove(&r->node);
   ftmw_set_status(status, r->dest, r->tag, rc == FT_SUCCESS ? r->count : 0, rc);
   int n = rc == FT_SUCCESS ? r->count : 0;
-  free(r);
+  request_free(r);
   *req = FT_REQUEST_NULL;
   if (rc != FT_SUCCESS)
     return ftmw_fail(rc);
@@ -323,7 +378,7 @@ static void free_queue(ftmw_qnode *q) {
   while (!ftmw_q_empty(q)) {
     FT_Request r = req_of(ftmw_q_head(q));
     ftmw_q_remove(&r->node);
-    free(r);
+    request_free(r);
   }
 }
 

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "ftmw.h"
+#include "owned.h" /* ftmw_piece */
 
 struct ftmw_peer;
 
@@ -44,6 +45,17 @@ int ftmw_isend_checked(const char *call, struct ftmw_peer *p, const void *buf,
 int ftmw_isend_eager_locked(const char *call, struct ftmw_peer *p,
                             uint64_t seq, int tag, const void *buf,
                             size_t bytes);
+
+/* ftmw_isend_owned without master replicas, its arguments checked (p,
+ * bytes: the sum of headlen and the pieces' lengths): head copied into
+ * the request, the pieces written from where they are and given back
+ * (release) when the request is freed, or now if it cannot be sent. */
+int ftmw_isend_pieces(const char *call, struct ftmw_peer *p, int dest,
+                      int tag, const void *head, size_t headlen,
+                      const ftmw_piece *pieces, int n, size_t bytes,
+                      ftmw_release_fn release);
+/* Calls release for each piece's owner (not NULL) of v[0..n-1]. */
+void ftmw_release_pieces(const ftmw_piece *v, int n, ftmw_release_fn release);
 
 /* A request for a send that is acknowledged when it returns (with
  * replicas, ft_isend is ft_ssend's): made before the send, so that no

@@ -235,7 +235,7 @@ void ftmw_link_write(ftmw_conn *c, ftmw_out *const *outs, unsigned n) {
   }
   /* v holds every frame's pieces, the ACK due to the peer ahead of them
    * (it was received first): outs[k]'s are v[first[k]..first[k+1]). */
-  uv_buf_t v[1 + FTMW_LINK_BATCH_MAX * 2];
+  uv_buf_t v[1 + FTMW_LINK_BATCH_MAX * FTMW_OUT_BUFS];
   unsigned first[FTMW_LINK_BATCH_MAX + 1], nv = 0;
   /* After out_finish the caller may return and free outs[k]: what is
    * needed of it afterwards is read first. */

@@ -22,6 +22,10 @@
 
 typedef struct ftmw_conn ftmw_conn;
 
+/* The pieces a frame goes out in: its header, then up to
+ * FTMW_OUT_BUFS - 1 pieces of data, written one after the other. */
+#define FTMW_OUT_BUFS 4
+
 /* A frame going out on a connection: the header, and the data the
  * caller keeps alive until done (and, with want_ack, until acked or
  * failed). */
@@ -31,7 +35,7 @@ typedef struct ftmw_out {
   uint64_t seq;
   uint8_t hdr[FTMW_HDR_SIZE];
   uint8_t ack[FTMW_HDR_SIZE]; /* an ACK to the peer, written ahead of it */
-  uv_buf_t bufs[2];
+  uv_buf_t bufs[FTMW_OUT_BUFS];
   unsigned nbufs;
   uv_write_t req;
   /* Under the link's lock: */

@@ -3,6 +3,7 @@
  * replicas, each receive is one exchange of the lock-step (replica.h).
  * Application thread only. */
 #include "calls.h"
+#include "owned.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -29,6 +30,35 @@ static int deliver(ftmw_msg *m, int kept, void *buf, size_t size,
   ftmw_fault_hit(FTMW_FAULT_RECV_EXIT);
   ftmw_ok();
   return n;
+}
+
+/* Hands m over to the caller in *take instead of copying it (st.lock not
+ * held), or a copy of it when the replica protocol keeps it. Returns its
+ * length, or -1 (FT_ERR_NOMEM: that copy could not be made). */
+static int hand_over(ftmw_msg *m, int kept, ftmw_msg **take,
+                     FT_Status *status) {
+  ftmw_msg *h = m;
+  if (kept && (h = ftmw_msg_new(m->len)) != NULL) {
+    h->source = m->source;
+    h->tag = m->tag;
+    h->seq = m->seq;
+    h->len = m->len;
+    if (m->len)
+      memcpy(h->data, m->data, m->len);
+  }
+  ftmw_trace_data("received", m->source, m->tag, m->len);
+  if (h == NULL) {
+    ftmw_set_status(status, m->source, m->tag, 0, FT_ERR_NOMEM);
+    ftmw_fail(FT_ERR_NOMEM);
+    return -1;
+  }
+  ftmw_set_status(status, h->source, h->tag, (int)h->len, FT_SUCCESS);
+  if (status)
+    status->bytes = h->len;
+  *take = h;
+  ftmw_fault_hit(FTMW_FAULT_RECV_EXIT);
+  ftmw_ok();
+  return (int)h->len;
 }
 
 /* A queued message that does not fit stays queued: nothing is lost, and
@@ -121,6 +151,8 @@ typedef struct {
   size_t bytes, size; /* ...its size, and its type's */
   FT_Status *status;
   uint64_t deadline; /* FROM_ANY: ftmw_now_ms() to give up at, or 0 */
+  ftmw_msg **take; /* not NULL: the message is handed over here instead
+                      of copied to buf (any size fits) */
   int rank; /* out: the source completed, or whose failure is reported */
   int timed_out; /* out: nothing came by the deadline (0 returned) */
 } recv_want;
@@ -221,7 +253,7 @@ static int complete(recv_want *w) {
       size_t bytes, size;
       void *buf = buffer_for(w, m->source, &bytes, &size);
       w->rank = m->source;
-      if (too_big(m, bytes, size, w->status)) {
+      if (!w->take && too_big(m, bytes, size, w->status)) {
         if (decided) /* the retry with a larger buffer takes it */
           ftmw_rep_unfollow(FTMW_DECIDE_RECV, decided_rank, decided_seq);
         uv_mutex_unlock(&st.lock);
@@ -236,7 +268,8 @@ static int complete(recv_want *w) {
         kept = ftmw_rep_end(&st.workers[m->source], 1, m);
       }
       uv_mutex_unlock(&st.lock);
-      return deliver(m, kept, buf, size, w->status);
+      return w->take ? hand_over(m, kept, w->take, w->status)
+                     : deliver(m, kept, buf, size, w->status);
     }
     if (decided && decided_seq != 0 && ftmw_peer_is_up(p)) {
       ftmw_wait_locked(-1); /* the copy is on its way */
@@ -284,6 +317,33 @@ static int complete(recv_want *w) {
   }
 }
 
+/* Runs receive w from source (FT_ANY_SOURCE or a rank), its arguments
+ * checked; *timed (if not NULL): it timed out. Returns what it received,
+ * or 0 (the error set). */
+static int recv_from(recv_want *w, int source, int *timed) {
+  if (ftmw_source_peer(source, &w->p) != FT_SUCCESS) {
+    ftmw_set_status(w->status, source, w->tag, 0, FT_ERR_RANK);
+    return 0;
+  }
+  if (w->p)
+    w->from = FROM_ONE;
+  ftmw_fault_hit(FTMW_FAULT_RECV_ENTER);
+  uv_mutex_lock(&st.lock);
+  int n = complete(w);
+  if (timed)
+    *timed = w->timed_out;
+  return n < 0 ? 0 : n;
+}
+
+/* A receive's deadline, ms from now (ms < 0: none, 0). */
+static uint64_t deadline_in(int64_t ms) {
+  if (ms < 0)
+    return 0;
+  /* 0 would mean no deadline: a receive due now still looks once. */
+  uint64_t deadline = ftmw_now_ms() + (uint64_t)ms;
+  return deadline ? deadline : 1;
+}
+
 static int recv_until(const char *call, void *buf, int count,
                       FT_Datatype type, int source, int tag,
                       FT_Status *status, uint64_t deadline, int *timed) {
@@ -301,18 +361,28 @@ static int recv_until(const char *call, void *buf, int count,
   recv_want w = {.call = call, .from = FROM_ANY, .tag = tag, .buf = buf,
                  .bytes = bytes, .size = ft_type_size(type),
                  .status = status, .deadline = deadline};
-  if (ftmw_source_peer(source, &w.p) != FT_SUCCESS) {
-    ftmw_set_status(status, source, tag, 0, FT_ERR_RANK);
-    return 0;
+  return recv_from(&w, source, timed);
+}
+
+int ftmw_recv_owned(int source, int tag, int64_t ms, ftmw_msg **m,
+                    FT_Status *status, int *timed_out) {
+  *m = NULL;
+  *timed_out = 0;
+  ftmw_set_status(status, source, tag, 0, FT_SUCCESS);
+  int rc = !st.initialized ? FT_ERR_NOT_INITIALIZED
+           : tag < 0 && tag != FT_ANY_TAG ? FT_ERR_TAG
+           : ms >= 0 && (source != FT_ANY_SOURCE || !ftmw_is_master())
+               ? FT_ERR_ROLE
+               : FT_SUCCESS;
+  if (rc != FT_SUCCESS) {
+    ftmw_set_status(status, source, tag, 0, rc);
+    return ftmw_fail(rc);
   }
-  if (w.p)
-    w.from = FROM_ONE;
-  ftmw_fault_hit(FTMW_FAULT_RECV_ENTER);
-  uv_mutex_lock(&st.lock);
-  int n = complete(&w);
-  if (timed)
-    *timed = w.timed_out;
-  return n < 0 ? 0 : n;
+  recv_want w = {.call = "ft_recv", .from = FROM_ANY, .tag = tag,
+                 .size = 1, .status = status, .deadline = deadline_in(ms),
+                 .take = m};
+  recv_from(&w, source, timed_out);
+  return *m != NULL;
 }
 
 int ftmw_recv(const char *call, void *buf, int count, FT_Datatype type,
@@ -327,10 +397,8 @@ int ftmw_recv_any_within(void *buf, int count, FT_Datatype type, int tag,
     return ftmw_recv("ft_recv", buf, count, type, FT_ANY_SOURCE, tag, status);
   if (!ftmw_is_master())
     return ftmw_fail(FT_ERR_ROLE);
-  /* 0 would mean no deadline: a receive due now still looks once. */
-  uint64_t deadline = ftmw_now_ms() + (uint64_t)ms;
   return recv_until("ft_recv", buf, count, type, FT_ANY_SOURCE, tag, status,
-                    deadline ? deadline : 1, timed_out);
+                    deadline_in(ms), timed_out);
 }
 
 /* A receive the application makes: its tag may not be the library's. */

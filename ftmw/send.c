@@ -1,4 +1,5 @@
-/* The sends: ft_send, ft_ssend, ft_isend and ft_sendrecv (and ms_send's).
+/* The sends: ft_send, ft_ssend, ft_isend and ft_sendrecv (and ms_send's,
+ * and the farm's ftmw_isend_owned, owned.h).
  * A message up to FT_EAGER_LIMIT bytes is eager: handed to the transport
  * as ft_isend's without a request (isend.c), so the call returns without
  * waiting for the receiver; its destination's failure is reported at the
@@ -10,6 +11,10 @@
  * Application thread only. */
 #include "calls.h"
 #include "isend.h"
+#include "owned.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 #define st ftmw_st
 #define job ftmw_job
@@ -131,6 +136,62 @@ int ftmw_send_nowait(const char *call, const void *buf, int count,
       *req = r;
   }
   return rc == FT_SUCCESS ? n : ftmw_fail(rc);
+}
+
+/* With master replicas a send waits for its ACK (ftmw_send_nowait): the
+ * pieces are sent from one buffer, and are free again when it returns. */
+static int isend_gathered(const char *call, int dest, int tag,
+                          const void *head, size_t headlen,
+                          const ftmw_piece *pieces, int n, size_t bytes) {
+  const void *one = n == 1 && headlen == 0 ? pieces[0].base : NULL;
+  uint8_t *b = one || bytes == 0 ? NULL : malloc(bytes);
+  if (b == NULL && one == NULL && bytes > 0)
+    return ftmw_fail(FT_ERR_NOMEM);
+  if (b) {
+    size_t at = headlen;
+    if (headlen)
+      memcpy(b, head, headlen);
+    for (int i = 0; i < n; i++) {
+      if (pieces[i].len)
+        memcpy(b + at, pieces[i].base, pieces[i].len);
+      at += pieces[i].len;
+    }
+  }
+  int ok = ftmw_send_nowait(call, one ? one : b, (int)bytes, FT_BYTE, dest,
+                            tag, FTMW_FLAG_LAZY, NULL) > 0 ||
+           (bytes == 0 && ft_error() == FT_SUCCESS);
+  int rc = ft_error();
+  free(b);
+  return ok ? 1 : ftmw_fail(rc);
+}
+
+int ftmw_isend_owned(const char *call, int dest, int tag, const void *head,
+                     size_t headlen, const ftmw_piece *pieces, int n,
+                     ftmw_release_fn release) {
+  size_t bytes = headlen;
+  int listed = n >= 0 && n <= FTMW_PIECES_MAX && (pieces != NULL || n == 0);
+  int bad = !listed || (head == NULL && headlen > 0);
+  for (int i = 0; !bad && i < n; i++) {
+    bad = pieces[i].base == NULL && pieces[i].len > 0;
+    bytes += pieces[i].len;
+  }
+  size_t checked;
+  ftmw_peer *p = NULL;
+  if (bad)
+    ftmw_fail(FT_ERR_BUFFER);
+  else if (bytes > (size_t)INT32_MAX)
+    ftmw_fail(FT_ERR_TOO_BIG);
+  else /* the usual checks; the buffer, checked above, is not NULL */
+    p = ftmw_send_target(&bytes, (int)bytes, FT_BYTE, dest, tag, &checked);
+  if (p != NULL && job.M == 0) /* gives the pieces back itself */
+    return ftmw_isend_pieces(call, p, dest, tag, head, headlen, pieces, n,
+                             bytes, release);
+  int rc = p != NULL ? isend_gathered(call, dest, tag, head, headlen, pieces,
+                                      n, bytes)
+                     : 0;
+  if (listed)
+    ftmw_release_pieces(pieces, n, release);
+  return rc;
 }
 
 int ft_isend(const void *buf, int count, FT_Datatype type, int dest, int tag,

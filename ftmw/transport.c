@@ -711,6 +711,21 @@ uint64_t ftmw_transport_stalled_ms(void) {
 
 void ftmw_op_frame(ftmw_op *op, ftmw_peer *p, int type, int tag,
                    unsigned flags, const void *data, size_t len) {
+  uv_buf_t piece = {.base = (char *)data, .len = len};
+  ftmw_op_frame_v(op, p, type, tag, flags, &piece, len ? 1 : 0);
+}
+
+void ftmw_op_frame_v(ftmw_op *op, ftmw_peer *p, int type, int tag,
+                     unsigned flags, const uv_buf_t *pieces, unsigned n) {
+  ftmw_out *o = &op->out;
+  size_t len = 0;
+  o->nbufs = 1;
+  for (unsigned i = 0; i < n; i++) {
+    if (pieces[i].len == 0)
+      continue;
+    o->bufs[o->nbufs++] = pieces[i]; /* uv_buf_init would cut len to 32 bits */
+    len += pieces[i].len;
+  }
   ftmw_hdr h = {.type = (uint8_t)type,
                 .flags = (uint16_t)flags,
                 .src = ftmw_self_pid(),
@@ -719,16 +734,9 @@ void ftmw_op_frame(ftmw_op *op, ftmw_peer *p, int type, int tag,
                 .epoch = job.epoch,
                 .seq = op->out.seq,
                 .len = len};
-  ftmw_out *o = &op->out;
   ftmw_wire_encode(o->hdr, &h);
   op->kind = FTMW_OP_FRAME;
   op->peer = p;
   op->epoch = p->epoch;
   o->bufs[0] = uv_buf_init((char *)o->hdr, FTMW_HDR_SIZE);
-  o->nbufs = 1;
-  if (len) {
-    o->bufs[1].base = (char *)data; /* uv_buf_init would cut len to 32 bits */
-    o->bufs[1].len = len;
-    o->nbufs = 2;
-  }
 }

@@ -61,6 +61,10 @@ uint64_t ftmw_transport_stalled_ms(void);
  * (DATA numbers its frames per peer). */
 void ftmw_op_frame(ftmw_op *op, ftmw_peer *p, int type, int tag,
                    unsigned flags, const void *data, size_t len);
+/* The same, its data in n <= FTMW_OUT_BUFS - 1 pieces, written in order
+ * with no copy (the caller keeps them alive as it would data). */
+void ftmw_op_frame_v(ftmw_op *op, ftmw_peer *p, int type, int tag,
+                     unsigned flags, const uv_buf_t *pieces, unsigned n);
 
 /* Blocks (st.lock held, released meanwhile), running the loop, until
  * op->out.done and, for ACKed frames, until the ACK or the peer's failure.
