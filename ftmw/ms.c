@@ -150,7 +150,8 @@ static int replay_op(void *ctx, int kind, ftmw_mslog_call *c) {
   return ft_error();
 }
 
-int ms_restore(int rank) {
+/* ms_restore, and ms_irestore (!wait_last). */
+static int restore(int rank, int wait_last) {
   ftmw_peer *p = ftmw_master_peer(rank);
   if (p == NULL)
     return 0;
@@ -161,7 +162,8 @@ int ms_restore(int rank) {
                rank, attempt, ftmw_app_of(p)->log.ncalls);
     uint64_t t0 = uv_hrtime();
     int n;
-    int rc = ftmw_mslog_replay(&ftmw_app_of(p)->log, replay_op, &rank, &n);
+    int rc = ftmw_mslog_replay(&ftmw_app_of(p)->log, replay_op, &rank,
+                               wait_last, &n);
     double ms = (uv_hrtime() - t0) / 1e6;
     if (rc == FT_SUCCESS) {
       ftmw_trace("replay_finished", "\"peer\":%d,\"calls\":%d,\"ms\":%.3f",
@@ -178,6 +180,10 @@ int ms_restore(int rank) {
     ftmw_log("worker %d died during replay; restoring it again", rank);
   }
 }
+
+int ms_restore(int rank) { return restore(rank, 1); }
+
+int ms_irestore(int rank) { return restore(rank, 0); }
 
 size_t ms_log_size(int rank) {
   ftmw_peer *p = ftmw_master_peer(rank);

@@ -185,7 +185,7 @@ int ftmw_mslog_plan(const ftmw_mslog *log, ftmw_mslog_call **plan) {
 
 /* Runs plan[0..n-1]; sets *posted to the irecv left posted, if any. */
 static int run_plan(ftmw_mslog_call **plan, int n, ftmw_mslog_op op, void *ctx,
-                    ftmw_mslog_call **posted) {
+                    int wait_last, ftmw_mslog_call **posted) {
   *posted = NULL;
   for (int i = 0; i < n; i++) {
     ftmw_mslog_call *c = plan[i];
@@ -200,7 +200,7 @@ static int run_plan(ftmw_mslog_call **plan, int n, ftmw_mslog_op op, void *ctx,
     if (c->kind == FTMW_MSLOG_IRECV)
       *posted = c;
   }
-  if (*posted && (*posted)->completion_tried) {
+  if (*posted && (*posted)->completion_tried && wait_last) {
     int rc = op(ctx, FTMW_MSLOG_WAIT, NULL);
     if (rc != FT_SUCCESS)
       return rc;
@@ -209,19 +209,21 @@ static int run_plan(ftmw_mslog_call **plan, int n, ftmw_mslog_op op, void *ctx,
   return FT_SUCCESS;
 }
 
-int ftmw_mslog_replay(ftmw_mslog *log, ftmw_mslog_op op, void *ctx, int *n) {
+int ftmw_mslog_replay(ftmw_mslog *log, ftmw_mslog_op op, void *ctx,
+                      int wait_last, int *n) {
   ftmw_mslog_call **plan = malloc(((size_t)log->ncalls + 1) * sizeof(*plan));
   *n = 0;
   if (plan == NULL)
     return FT_ERR_NOMEM;
   *n = ftmw_mslog_plan(log, plan);
   ftmw_mslog_call *posted;
-  int rc = run_plan(plan, *n, op, ctx, &posted);
+  int rc = run_plan(plan, *n, op, ctx, wait_last, &posted);
   if (rc == FT_SUCCESS) {
     for (int i = 0; i < *n; i++)
       plan[i]->state = FTMW_MSLOG_OK;
-    if (posted) {
+    if (posted) { /* the program's wait completes it, as a new one */
       posted->state = FTMW_MSLOG_PENDING;
+      posted->completion_tried = 0;
       log->posted = posted;
     }
   }

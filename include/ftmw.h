@@ -355,6 +355,16 @@ FTMW_EXPORT int ms_irecv(void *buf, int count, FT_Datatype type, int source,
  * misuse. */
 FTMW_EXPORT int ms_restore(int rank);
 
+/* Master only. ms_restore without waiting for the last ms_irecv of the
+ * replay: an ms_irecv whose completion the program had tried (its
+ * ft_wait/ft_waitany reported the failure) is posted again and left
+ * posted, and the program's next ft_wait/ft_waitany completes it (with
+ * the new worker's message, or its failure). With ft_restore's restores
+ * that do not block (spawn mode without replicas), it returns at once.
+ * A replayed ms_recv, or an ms_irecv that another receive followed in the
+ * cycle, is still waited for, as in ms_restore. Same return values. */
+FTMW_EXPORT int ms_irestore(int rank);
+
 /* Master only. Bytes the ms_* log holds for worker rank (records and data
  * copies), 0 on a misuse. */
 FTMW_EXPORT size_t ms_log_size(int rank);

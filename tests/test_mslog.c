@@ -253,18 +253,25 @@ static int fake_op(void *ctx, int kind, ftmw_mslog_call *c) {
 
 /* Replays seq's log with the worker dying at operation fail_at (0: never);
  * returns the operations done in the replay that succeeded. */
-static void replay_str(const char *seq, int fail_at, char *ops, size_t size,
-                       ftmw_mslog *log) {
+static void replay_wait(const char *seq, int fail_at, int wait_last,
+                        char *ops, size_t size, ftmw_mslog *log) {
   ftmw_mslog_init(log);
   play(log, seq);
   int n;
   fake_worker f = {.fail_at = fail_at};
   if (fail_at) {
-    cr_assert_eq(ftmw_mslog_replay(log, fake_op, &f, &n), FT_ERR_PEER_FAILED);
+    cr_assert_eq(ftmw_mslog_replay(log, fake_op, &f, wait_last, &n),
+                 FT_ERR_PEER_FAILED);
     f = (fake_worker){0}; /* the next incarnation lives */
   }
-  cr_assert_eq(ftmw_mslog_replay(log, fake_op, &f, &n), FT_SUCCESS);
+  cr_assert_eq(ftmw_mslog_replay(log, fake_op, &f, wait_last, &n), FT_SUCCESS);
   snprintf(ops, size, "%s", f.ops);
+}
+
+/* ms_restore's replay. */
+static void replay_str(const char *seq, int fail_at, char *ops, size_t size,
+                       ftmw_mslog *log) {
+  replay_wait(seq, fail_at, 1, ops, size, log);
 }
 
 static const struct {
@@ -325,4 +332,38 @@ Test(mslog, irecv_left_posted_is_pending_again, .timeout = 5) {
   ftmw_mslog_posted_done(&log, 1); /* the program's ft_wait completes it */
   cr_assert_null(log.posted);
   ftmw_mslog_clear(&log);
+}
+
+/* ms_irestore: the irecv the program had waited for is posted again and
+ * left for its next wait (no W at the end), pending as a new one; one
+ * that a receive followed in the cycle is still completed first. */
+Test(mslog, irestore_leaves_the_waited_irecv_posted, .timeout = 5) {
+  static const struct {
+    const char *seq, *ops;
+  } cases[] = {
+      {"S2 I2f", "S0 I1"},
+      {"S1 I1w S1 I1f", "S0 I1 S2 W I3"},
+      {"S2 I2w S2 R2 S3 S2 I2w R2!", "S5 I6 W R7 S4"},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    ftmw_mslog log;
+    char ops[256];
+    replay_wait(cases[i].seq, 0, 0, ops, sizeof(ops), &log);
+    cr_expect_str_eq(ops, cases[i].ops, "'%s' replays '%s', want '%s'",
+                     cases[i].seq, ops, cases[i].ops);
+    if (i < 2) {
+      cr_assert_not_null(log.posted, "'%s': left posted", cases[i].seq);
+      cr_expect_eq(log.posted->state, FTMW_MSLOG_PENDING);
+      cr_expect_eq(log.posted->completion_tried, 0);
+      ftmw_mslog_posted_done(&log, 0); /* the new worker dies too */
+      char again[256];
+      fake_worker f = {0};
+      int n;
+      cr_assert_eq(ftmw_mslog_replay(&log, fake_op, &f, 0, &n), FT_SUCCESS);
+      snprintf(again, sizeof(again), "%s", f.ops);
+      cr_expect_str_eq(again, ops, "'%s' after a second death: '%s'",
+                       cases[i].seq, again);
+    }
+    ftmw_mslog_clear(&log);
+  }
 }

@@ -6,10 +6,11 @@
  * work cycle of the ms_* log: the start point's ms_send and the result's
  * ms_irecv share a tag, and a worker's successive tasks alternate between
  * two tags, so that each task closes the one before. When a worker dies,
- * ms_restore starts a new one and replays what it needs: the problem and,
- * if its task was unfinished, the start point, receiving the result into
- * the same buffer. If no host or spare is left, its start point goes to
- * another worker. Either way every start point is searched exactly once
+ * ms_irestore starts a new one and replays what it needs: the problem and,
+ * if its task was unfinished, the start point, and posts the result's
+ * receive again into the same buffer, without waiting for it: ft_waitany
+ * completes it when the new worker answers, while the others go on. If no
+ * host or spare is left, its start point goes to another worker. Either way every start point is searched exactly once
  * in the answer, so the printed optimum does not depend on failures.
  *
  * Run: ftmwrun -w 4 multistart [OPTIONS]   (multistart --help) */
@@ -75,11 +76,12 @@ static double *result_buf(master_state *m, int w) {
 static void give(master_state *m, int w);
 
 /* Worker w failed; the call that said so returned 0. Restores it, which
- * replays its log. Returns 1 if w is back (where it was), 0 if lost: then
- * its start point goes to an idle worker, or to the next one that asks. */
+ * replays its log and leaves its task's receive posted. Returns 1 if w is
+ * back (where it was), 0 if lost: then its start point goes to an idle
+ * worker, or to the next one that asks. */
 static int recover(master_state *m, int w) {
   m->failures++;
-  if (ms_restore(w)) {
+  if (ms_irestore(w)) {
     m->restores++;
     return 1;
   }
@@ -165,8 +167,8 @@ static int master(const mstart_problem *p, int W) {
       fprintf(stderr, "multistart: every worker is lost; %ld of %ld searches done\n",
               m.ndone, p->starts);
       return 1;
-    } else if (recover(&m, w)) {
-      collect(&m, w); /* the replay received the result */
+    } else {
+      recover(&m, w); /* its result comes through ft_waitany */
     }
   }
   if (ft_is_primary())

@@ -117,6 +117,8 @@ static void ms_master(int W) {
   expect_err(ms_irecv(&x, 1, (FT_Datatype)0, 1, 1), 0, FT_ERR_TYPE, "ms_irecv type 0");
   expect_err(ms_recv(&x, 1, FT_INT, 1, -3, &st), 0, FT_ERR_TAG, "ms_recv tag -3");
   expect_err(ms_restore(1), 0, FT_ERR_NOT_FAILED, "ms_restore of a live worker");
+  expect_err(ms_irestore(1), 0, FT_ERR_NOT_FAILED, "ms_irestore of a live worker");
+  expect_err(ms_irestore(W + 1), 0, FT_ERR_RANK, "ms_irestore past the workers");
   expect_err(ms_restore(0), 0, FT_ERR_RANK, "ms_restore(0)");
   expect_err((int)ms_log_size(W + 1), 0, FT_ERR_RANK, "ms_log_size(W+1)");
   CHECK(ms_log_size(1) == 0 && ft_error() == FT_SUCCESS, "empty log");
@@ -167,6 +169,7 @@ static void ms_worker(int rank) {
   expect_err(ms_send(&x, 1, FT_INT, 0, 1), 0, FT_ERR_ROLE, "worker ms_send");
   expect_err(ms_recv(&x, 1, FT_INT, 0, 1, &st), 0, FT_ERR_ROLE, "worker ms_recv");
   expect_err(ms_restore(1), 0, FT_ERR_ROLE, "worker ms_restore");
+  expect_err(ms_irestore(1), 0, FT_ERR_ROLE, "worker ms_irestore");
   expect_err((int)ms_log_size(1), 0, FT_ERR_ROLE, "worker ms_log_size");
   for (;;) {
     int n = ft_recv(b, MS_B, FT_DOUBLE, 0, FT_ANY_TAG, &st);
@@ -386,6 +389,7 @@ static void rogue(int rank, int W) {
 /* --- msfail: ms_restore behind FT_ANY_SOURCE receives and ft_wait ------ */
 
 #define MSF_ROUNDS 4
+#define MSF_ALL (3 * MSF_ROUNDS)
 
 static int msf_answer(int w, int task) { return 1000 * w + task; }
 
@@ -393,19 +397,25 @@ static int msf_answer(int w, int task) { return 1000 * w + task; }
  * a task to every worker, the answers taken with ms_recv(FT_ANY_SOURCE),
  * which after a reported failure restores and receives again.
  * Rounds 5..8: a task and an ms_irecv per worker, completed by ft_wait.
- * Each cycle alternates its tag. Every answer must arrive exactly once,
- * from the right worker, whatever dies. */
+ * Rounds 9..12: the same, restored by ms_irestore, which leaves the
+ * receive posted: ft_wait completes it, or reports the new worker's death
+ * (restored again). Each cycle alternates its tag. Every answer must
+ * arrive exactly once, from the right worker, whatever dies. */
+static int msf_restore(int k, int w) {
+  return k > 2 * MSF_ROUNDS ? ms_irestore(w) : ms_restore(w);
+}
+
 static void msfail_master(int W) {
-  int got[64][2 * MSF_ROUNDS + 1] = {{0}}, res[64];
+  int got[64][MSF_ALL + 1] = {{0}}, res[64];
   FT_Status st;
-  for (int k = 1; k <= 2 * MSF_ROUNDS; k++) {
+  for (int k = 1; k <= MSF_ALL; k++) {
     int tag = 10 + (k & 1);
     for (int w = 1; w <= W; w++) {
       int task = k;
       if (ms_send(&task, 1, FT_INT, w, tag) == 0)
-        CHECK(ms_restore(w) == 1, "restore %d at send: %s", w, ft_errname(ft_error()));
+        CHECK(msf_restore(k, w) == 1, "restore %d at send: %s", w, ft_errname(ft_error()));
       if (k > MSF_ROUNDS && ms_irecv(&res[w], 1, FT_INT, w, tag) == 0)
-        CHECK(ms_restore(w) == 1, "restore %d at irecv: %s", w, ft_errname(ft_error()));
+        CHECK(msf_restore(k, w) == 1, "restore %d at irecv: %s", w, ft_errname(ft_error()));
     }
     for (int n = 1; n <= W; n++) {
       int w = n, v = -1;
@@ -421,9 +431,18 @@ static void msfail_master(int W) {
           }
         }
         w = st.source;
-      } else {
+      } else if (k <= 2 * MSF_ROUNDS) {
         if (ft_wait(w) == 0)
           CHECK(ms_restore(w) == 1, "restore %d at wait: %s", w, ft_errname(ft_error()));
+        v = res[w];
+      } else {
+        int tries = 0;
+        while (ft_wait(w) == 0 && ++tries < 4) {
+          CHECK(ft_error() == FT_ERR_PEER_FAILED, "wait %d: %s", w, ft_errname(ft_error()));
+          /* The receive is posted again, not completed: the next wait. */
+          CHECK(ms_irestore(w) == 1, "irestore %d at wait: %s", w, ft_errname(ft_error()));
+        }
+        CHECK(tries < 4, "round %d: worker %d never answered", k, w);
         v = res[w];
       }
       CHECK(w >= 1 && w <= W && v == msf_answer(w, k), "round %d: %d from %d", k, v, w);
