@@ -752,7 +752,6 @@ static int64_t act_on_time(ft_farm *f, int fire) {
 /* --- the event loop ---------------------------------------------------------- */
 
 static int take(ft_farm *f, int64_t ms);
-static void handle(ft_farm *f, int r, int tag, ftmw_msg **m);
 
 /* Waits for one event (a reply, a failure, a deadline) and handles it.
  * A deadline acts only when no reply is waiting: a task's time ends when
@@ -781,6 +780,33 @@ static int next_event(ft_farm *f) {
       ms = 1;
   }
   return take(f, ms) < 0 ? -1 : 0;
+}
+
+/* Message m, tag tag, from worker r: a reply to a copy it holds (the farm
+ * keeps m if it holds an output it needs: *m then NULL). */
+static void handle(ft_farm *f, int r, int tag, ftmw_msg **m) {
+  const uint8_t *b = (*m)->data;
+  size_t n = (*m)->len;
+  if ((tag == FARM_TAG_RESULT || tag == FARM_TAG_CKPT) &&
+      n >= FARM_REPLY_HDR && (int32_t)(ftmw_get32(b + 8) - f->first_run) < 0)
+    return; /* a late reply to a copy of an earlier farm */
+  run *u = head_run(f, r, b, n);
+  if (u == NULL || (tag != FARM_TAG_RESULT && tag != FARM_TAG_CKPT)) {
+    fprintf(stderr, "ftmw farm: worker %d sent a message that answers no "
+                    "task it holds (tag %d, %zu bytes): stopping it\n",
+            r, tag, n);
+    ftmw_fence_worker(r, "stopped by the master: it broke the farm's "
+                         "protocol");
+    return;
+  }
+  if (f->timed)
+    f->now = ftmw_decided_ms();
+  if (tag == FARM_TAG_CKPT) {
+    on_checkpoint(f, u, b, n);
+    return;
+  }
+  on_result(f, r, u, m);
+  fill(f, r);
 }
 
 /* Receives one message, waiting at most ms (< 0: for ever), and handles
@@ -816,33 +842,6 @@ static int take(ft_farm *f, int64_t ms) {
   handle(f, st.source, st.tag, &m);
   ftmw_msg_free(m);
   return 1;
-}
-
-/* Message m, tag tag, from worker r: a reply to a copy it holds (the farm
- * keeps m if it holds an output it needs: *m then NULL). */
-static void handle(ft_farm *f, int r, int tag, ftmw_msg **m) {
-  const uint8_t *b = (*m)->data;
-  size_t n = (*m)->len;
-  if ((tag == FARM_TAG_RESULT || tag == FARM_TAG_CKPT) &&
-      n >= FARM_REPLY_HDR && (int32_t)(ftmw_get32(b + 8) - f->first_run) < 0)
-    return; /* a late reply to a copy of an earlier farm */
-  run *u = head_run(f, r, b, n);
-  if (u == NULL || (tag != FARM_TAG_RESULT && tag != FARM_TAG_CKPT)) {
-    fprintf(stderr, "ftmw farm: worker %d sent a message that answers no "
-                    "task it holds (tag %d, %zu bytes): stopping it\n",
-            r, tag, n);
-    ftmw_fence_worker(r, "stopped by the master: it broke the farm's "
-                         "protocol");
-    return;
-  }
-  if (f->timed)
-    f->now = ftmw_decided_ms();
-  if (tag == FARM_TAG_CKPT) {
-    on_checkpoint(f, u, b, n);
-    return;
-  }
-  on_result(f, r, u, m);
-  fill(f, r);
 }
 
 /* What done task t delivers. */

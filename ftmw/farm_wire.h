@@ -15,7 +15,6 @@
 #define FTMW_FARM_WIRE_H
 
 #include <stdint.h>
-#include <stdlib.h>
 
 #include "ftmw_farm.h"
 #include "wire.h" /* ftmw_put32/64, ftmw_get32/64 */
@@ -29,21 +28,5 @@ enum {
 
 #define FARM_TASK_HDR 32
 #define FARM_REPLY_HDR 16 /* RESULT and CKPT */
-
-/* Grows *buf (capacity *cap) to hold at least need bytes: need at first,
- * then doubling. Returns 0, or -1 out of memory (*buf unchanged). */
-static inline int farm_reserve(uint8_t **buf, size_t *cap, size_t need) {
-  if (need <= *cap)
-    return 0;
-  size_t c = *cap ? *cap : need;
-  while (c < need)
-    c *= 2;
-  uint8_t *b = realloc(*buf, c);
-  if (b == NULL)
-    return -1;
-  *buf = b;
-  *cap = c;
-  return 0;
-}
 
 #endif

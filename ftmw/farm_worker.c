@@ -24,6 +24,22 @@ struct ft_farm_task {
   size_t out_len, out_cap;
 };
 
+/* Grows *buf (capacity *cap) to hold at least need bytes: need at first,
+ * then doubling. Returns 0, or -1 out of memory (*buf unchanged). */
+static int farm_reserve(uint8_t **buf, size_t *cap, size_t need) {
+  if (need <= *cap)
+    return 0;
+  size_t c = *cap ? *cap : need;
+  while (c < need)
+    c *= 2;
+  uint8_t *b = realloc(*buf, c);
+  if (b == NULL)
+    return -1;
+  *buf = b;
+  *cap = c;
+  return 0;
+}
+
 int64_t ft_farm_task_id(const ft_farm_task *t) { return t ? t->id : -1; }
 
 int ft_farm_attempt(const ft_farm_task *t) { return t ? t->attempt : 0; }

@@ -44,9 +44,10 @@ int ftmw_isend_owned(const char *call, int dest, int tag, const void *head,
 /* ft_recv(.., source, tag, status) of a message of any size, handed over
  * in *m (the caller frees it with ftmw_msg_free) instead of copied to a
  * buffer. source may be FT_ANY_SOURCE (a master), and then ms >= 0 gives
- * up after ms milliseconds as ftmw_recv_any_within does (timed.h); ms < 0
- * waits for ever. Returns 1 with *m set, or 0 with *m NULL: the error set,
- * or *timed_out. With master replicas a message the lock-step keeps is
+ * up after ms milliseconds with nothing taken (*timed_out set, FT_SUCCESS;
+ * with replicas, timing out is the primary's decision, which the
+ * replicas' same call follows); ms < 0 waits for ever. Returns 1 with *m
+ * set, or 0 with *m NULL: the error set, or *timed_out. With master replicas a message the lock-step keeps is
  * copied; out of memory for that copy (FT_ERR_NOMEM) this master has lost
  * it and must leave the job. */
 int ftmw_recv_owned(int source, int tag, int64_t ms, ftmw_msg **m,

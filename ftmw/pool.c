@@ -1,6 +1,7 @@
 /* Fixed-size records from slabs (pool.h). */
 #include "pool.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -23,6 +24,15 @@ void ftmw_pool_init(ftmw_pool *p, size_t size) {
   p->next_slab = SLAB_FIRST;
 }
 
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+/* Under a sanitizer each record is its own allocation, so that a record
+ * used after it was given back is reported. */
+void *ftmw_pool_get(ftmw_pool *p) { return calloc(1, p->size); }
+void ftmw_pool_put(ftmw_pool *p, void *r) {
+  (void)p;
+  free(r);
+}
+#else
 /* Maps a new slab, its pages populated; 0, or -1 out of memory. */
 static int grow(ftmw_pool *p) {
   size_t len = p->next_slab;
@@ -43,16 +53,6 @@ static int grow(ftmw_pool *p) {
   return 0;
 }
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-/* Under a sanitizer each record is its own allocation, so that a record
- * used after it was given back is reported. */
-#include <stdlib.h>
-void *ftmw_pool_get(ftmw_pool *p) { return calloc(1, p->size); }
-void ftmw_pool_put(ftmw_pool *p, void *r) {
-  (void)p;
-  free(r);
-}
-#else
 void *ftmw_pool_get(ftmw_pool *p) {
   void *r = p->free;
   if (r != NULL) {

@@ -16,19 +16,25 @@
 
 /* Copies m into buf and frees it unless the replica protocol keeps it
  * (st.lock not held: m is unlinked, and only this thread uses kept data). */
-static int deliver(ftmw_msg *m, int kept, void *buf, size_t size,
-                   FT_Status *status) {
-  int n = (int)(m->len / size);
-  if (m->len)
-    memcpy(buf, m->data, m->len);
+/* A receive of m completed: traced, *status filled with its n elements.
+ * Returns n. */
+static int received(const ftmw_msg *m, int n, FT_Status *status) {
   ftmw_trace_data("received", m->source, m->tag, m->len);
   ftmw_set_status(status, m->source, m->tag, n, FT_SUCCESS);
   if (status)
     status->bytes = m->len;
-  if (!kept)
-    ftmw_msg_free(m);
   ftmw_fault_hit(FTMW_FAULT_RECV_EXIT);
   ftmw_ok();
+  return n;
+}
+
+static int deliver(ftmw_msg *m, int kept, void *buf, size_t size,
+                   FT_Status *status) {
+  if (m->len)
+    memcpy(buf, m->data, m->len);
+  int n = received(m, (int)(m->len / size), status);
+  if (!kept)
+    ftmw_msg_free(m);
   return n;
 }
 
@@ -46,19 +52,13 @@ static int hand_over(ftmw_msg *m, int kept, ftmw_msg **take,
     if (m->len)
       memcpy(h->data, m->data, m->len);
   }
-  ftmw_trace_data("received", m->source, m->tag, m->len);
   if (h == NULL) {
     ftmw_set_status(status, m->source, m->tag, 0, FT_ERR_NOMEM);
     ftmw_fail(FT_ERR_NOMEM);
     return -1;
   }
-  ftmw_set_status(status, h->source, h->tag, (int)h->len, FT_SUCCESS);
-  if (status)
-    status->bytes = h->len;
   *take = h;
-  ftmw_fault_hit(FTMW_FAULT_RECV_EXIT);
-  ftmw_ok();
-  return (int)h->len;
+  return received(h, (int)h->len, status);
 }
 
 /* A queued message that does not fit stays queued: nothing is lost, and
@@ -344,9 +344,8 @@ static uint64_t deadline_in(int64_t ms) {
   return deadline ? deadline : 1;
 }
 
-static int recv_until(const char *call, void *buf, int count,
-                      FT_Datatype type, int source, int tag,
-                      FT_Status *status, uint64_t deadline, int *timed) {
+int ftmw_recv(const char *call, void *buf, int count, FT_Datatype type,
+              int source, int tag, FT_Status *status) {
   ftmw_set_status(status, source, tag, 0, FT_SUCCESS);
   if (!st.initialized)
     return ftmw_fail(FT_ERR_NOT_INITIALIZED);
@@ -360,8 +359,8 @@ static int recv_until(const char *call, void *buf, int count,
   }
   recv_want w = {.call = call, .from = FROM_ANY, .tag = tag, .buf = buf,
                  .bytes = bytes, .size = ft_type_size(type),
-                 .status = status, .deadline = deadline};
-  return recv_from(&w, source, timed);
+                 .status = status};
+  return recv_from(&w, source, NULL);
 }
 
 int ftmw_recv_owned(int source, int tag, int64_t ms, ftmw_msg **m,
@@ -385,21 +384,6 @@ int ftmw_recv_owned(int source, int tag, int64_t ms, ftmw_msg **m,
   return *m != NULL;
 }
 
-int ftmw_recv(const char *call, void *buf, int count, FT_Datatype type,
-              int source, int tag, FT_Status *status) {
-  return recv_until(call, buf, count, type, source, tag, status, 0, NULL);
-}
-
-int ftmw_recv_any_within(void *buf, int count, FT_Datatype type, int tag,
-                         int64_t ms, FT_Status *status, int *timed_out) {
-  *timed_out = 0;
-  if (ms < 0)
-    return ftmw_recv("ft_recv", buf, count, type, FT_ANY_SOURCE, tag, status);
-  if (!ftmw_is_master())
-    return ftmw_fail(FT_ERR_ROLE);
-  return recv_until("ft_recv", buf, count, type, FT_ANY_SOURCE, tag, status,
-                    deadline_in(ms), timed_out);
-}
 
 /* A receive the application makes: its tag may not be the library's. */
 static int app_recv(const char *call, void *buf, int count, FT_Datatype type,

@@ -1,20 +1,14 @@
 /* What a layer above the API (farm.c) needs to act on time in a master,
- * the same way in the primary and its replicas: a receive from any
- * worker with a deadline, the masters' one clock, and stopping a worker
- * whose task overran. Master only, application thread. */
+ * the same way in the primary and its replicas: the masters' one clock,
+ * and stopping a worker whose task overran (its receive from any worker
+ * with a deadline is ftmw_recv_owned's, owned.h). Master only,
+ * application thread. */
 #ifndef FTMW_TIMED_H
 #define FTMW_TIMED_H
 
 #include <stdint.h>
 
 #include "ftmw.h"
-
-/* ft_recv(buf, count, type, FT_ANY_SOURCE, tag, status) that gives up
- * after ms milliseconds (ms < 0: never) with nothing taken: it returns 0,
- * FT_SUCCESS, and sets *timed_out. With replicas, timing out is the
- * primary's decision, which the replicas' same call follows (recv.c). */
-int ftmw_recv_any_within(void *buf, int count, FT_Datatype type, int tag,
-                         int64_t ms, FT_Status *status, int *timed_out);
 
 /* The masters' clock, in milliseconds: the primary reads its own and the
  * replicas' same call follows it, so every master takes the same
