@@ -394,7 +394,7 @@ static int give(ft_farm *f, int r, copy *c) {
   for (int i = 0; i < n; i++)
     ((blob *)v[i].owner)->refs++;
   if (!ftmw_isend_owned("ft_isend", r, FARM_TAG_TASK, hdr, sizeof(hdr), v, n,
-                        blob_unref)) {
+                        blob_unref, FTMW_FLAG_LAZY)) {
     if (ft_error() != FT_ERR_PEER_FAILED) /* cannot happen: a bug */
       fprintf(stderr, "ftmw farm: cannot send task %lld to worker %d: %s\n",
               (long long)t->id, r, ft_strerror(ft_error()));

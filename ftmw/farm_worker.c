@@ -137,7 +137,7 @@ static int run_task(ft_farm_task *t, ft_farm_fn fn, void *ctx) {
   t->out = NULL;
   t->out_len = t->out_cap = 0;
   return ftmw_isend_owned("ft_isend", 0, FARM_TAG_RESULT, NULL, 0, &out, 1,
-                          free);
+                          free, FTMW_FLAG_LAZY);
 }
 
 int ft_farm_work(ft_farm_fn fn, void *ctx) {

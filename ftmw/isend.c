@@ -232,7 +232,7 @@ int ftmw_isend_eager_locked(const char *call, ftmw_peer *p, uint64_t seq,
 int ftmw_isend_pieces(const char *call, ftmw_peer *p, int dest, int tag,
                       const void *head, size_t headlen,
                       const ftmw_piece *pieces, int n, size_t bytes,
-                      ftmw_release_fn release) {
+                      ftmw_release_fn release, unsigned flags) {
   FT_Request r = request_new(p, dest, tag, (int)bytes, head, headlen, 0);
   if (r == NULL) {
     ftmw_release_pieces(pieces, n, release);
@@ -242,7 +242,7 @@ int ftmw_isend_pieces(const char *call, ftmw_peer *p, int dest, int tag,
     r->pieces[r->npieces++] = pieces[i];
   r->bytes = bytes;
   r->release = release; /* r gives the pieces back from now on */
-  return send_request(call, r, p, FTMW_FLAG_LAZY, NULL) > 0 ||
+  return send_request(call, r, p, flags, NULL) > 0 ||
          (bytes == 0 && ft_error() == FT_SUCCESS);
 }
 

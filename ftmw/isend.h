@@ -53,7 +53,7 @@ int ftmw_isend_eager_locked(const char *call, struct ftmw_peer *p,
 int ftmw_isend_pieces(const char *call, struct ftmw_peer *p, int dest,
                       int tag, const void *head, size_t headlen,
                       const ftmw_piece *pieces, int n, size_t bytes,
-                      ftmw_release_fn release);
+                      ftmw_release_fn release, unsigned flags);
 /* Calls release for each piece's owner (not NULL) of v[0..n-1]. */
 void ftmw_release_pieces(const ftmw_piece *v, int n, ftmw_release_fn release);
 

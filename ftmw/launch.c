@@ -214,7 +214,7 @@ static int init_spawned_replica(MPI_Comm parent, ftmw_setup *s) {
   if (ftmw_spawn_place_workers() == 0 && resolve_self() == 0 &&
       ftmw_transport_start(1) == FT_SUCCESS)
     ftmw_setup_self_addr(&a);
-  if (MPI_Send(&a, sizeof(a), MPI_BYTE, 0, FTMW_SETUP_TAG, parent) !=
+  if (PMPI_Send(&a, sizeof(a), MPI_BYTE, 0, FTMW_SETUP_TAG, parent) !=
           MPI_SUCCESS ||
       a.port <= 0)
     return -1;
@@ -264,7 +264,7 @@ static int init_static(int rank, int size, ftmw_setup *out) {
     }
     s.magic = FTMW_SETUP_MAGIC;
   }
-  MPI_Bcast(&s, sizeof(s), MPI_BYTE, 0, MPI_COMM_WORLD);
+  PMPI_Bcast(&s, sizeof(s), MPI_BYTE, 0, MPI_COMM_WORLD);
   if (s.magic != FTMW_SETUP_MAGIC || s.status != 0)
     return -1; /* rank 0 printed why */
   int rc = 1;
@@ -307,7 +307,7 @@ static int gather_masters(int rank, int size, ftmw_setup *s) {
   if (job.role == FTMW_ROLE_MASTER)
     ftmw_setup_self_addr(&mine);
   int ok = all != NULL;
-  if (MPI_Allgather(&mine, sizeof(mine), MPI_BYTE, all ? all : &mine,
+  if (PMPI_Allgather(&mine, sizeof(mine), MPI_BYTE, all ? all : &mine,
                     sizeof(mine), MPI_BYTE, MPI_COMM_WORLD) != MPI_SUCCESS)
     ok = 0;
   for (int k = 0; ok && k <= job.M; k++) {
@@ -448,23 +448,23 @@ static void watchdog_stop(void) {
 
 int ftmw_launch_init(int *argc, char ***argv) {
   int inited = 0, provided = MPI_THREAD_SINGLE;
-  MPI_Initialized(&inited);
+  PMPI_Initialized(&inited);
   if (!inited) {
     watchdog_start();
-    if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) !=
+    if (PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) !=
         MPI_SUCCESS) {
       ftmw_log("MPI_Init failed");
       return -1;
     }
     st.mpi_owned = 1;
   } else {
-    MPI_Query_thread(&provided);
+    PMPI_Query_thread(&provided);
   }
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+  PMPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  PMPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
   char name[MPI_MAX_PROCESSOR_NAME];
   int len = 0;
-  MPI_Get_processor_name(name, &len);
+  PMPI_Get_processor_name(name, &len);
   len = len < (int)sizeof(job.host) ? len : (int)sizeof(job.host) - 1;
   memcpy(job.host, name, (size_t)len);
   job.host[len] = '\0';
@@ -473,12 +473,12 @@ int ftmw_launch_init(int *argc, char ***argv) {
 
   register_status_file();
   MPI_Comm parent;
-  MPI_Comm_get_parent(&parent);
+  PMPI_Comm_get_parent(&parent);
   ftmw_setup s;
   int rc;
   if (parent != MPI_COMM_NULL) {
     job.mode = FTMW_MODE_SPAWN;
-    int got = MPI_Recv(&s, sizeof(s), MPI_BYTE, 0, FTMW_SETUP_TAG, parent,
+    int got = PMPI_Recv(&s, sizeof(s), MPI_BYTE, 0, FTMW_SETUP_TAG, parent,
                        MPI_STATUS_IGNORE);
     watchdog_stop();
     if (got != MPI_SUCCESS || s.magic != FTMW_SETUP_MAGIC) {
@@ -498,8 +498,8 @@ int ftmw_launch_init(int *argc, char ***argv) {
     rc = s.epoch > 0 ? 0 : 1;
   } else {
     int size, rank;
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &size);
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (size == 1) {
       job.mode = FTMW_MODE_SPAWN;
       rc = init_spawn_primary() == 0 ? 1 : -1;
@@ -547,5 +547,5 @@ void ftmw_launch_finalize(int clean) {
   /* After a death MPI_Finalize may wait forever for the dead (MPICH does),
    * so it is called only when every process is known to reach it. */
   if (clean && st.mpi_owned && !ftmw_spawn_abandoned())
-    MPI_Finalize();
+    PMPI_Finalize();
 }

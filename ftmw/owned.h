@@ -32,14 +32,16 @@ typedef void (*ftmw_release_fn)(void *owner);
 
 /* ft_isend(..., tag, NULL) of the concatenation of head (copied, a few
  * bytes: a header) and pieces[0..n-1] (n <= FTMW_PIECES_MAX, not copied),
- * to dest. release is called exactly once for each piece's owner: later,
+ * to dest. flags is FTMW_FLAG_LAZY (ft_isend's frame: it may wait up to
+ * 1 ms for the next one) or FTMW_FLAG_EAGER (ft_send's: written now,
+ * acknowledged when the receiver likes). release is called exactly once for each piece's owner: later,
  * once the frame is settled, or before the call returns if it failed or
  * if master replicas (whose sends wait for their ACK) made it copy the
  * pieces. call names the API call that reports dest's failure. Returns 1,
  * or 0 with the error set (ft_isend's). */
 int ftmw_isend_owned(const char *call, int dest, int tag, const void *head,
                      size_t headlen, const ftmw_piece *pieces, int n,
-                     ftmw_release_fn release);
+                     ftmw_release_fn release, unsigned flags);
 
 /* ft_recv(.., source, tag, status) of a message of any size, handed over
  * in *m (the caller frees it with ftmw_msg_free) instead of copied to a

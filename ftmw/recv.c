@@ -83,12 +83,13 @@ static ftmw_peer *unreported_worker_locked(void) {
 }
 
 /* For FT_ANY_SOURCE with nothing queued: an error if no worker can ever
- * send again (st.lock held), else FT_SUCCESS (keep waiting). */
+ * send again (st.lock held), else FT_SUCCESS (keep waiting). A worker
+ * being restored (joining) may still send. */
 static int any_source_hopeless_locked(int *source) {
   int failed = 0;
   for (int r = job.W; r >= 1; r--) {
     const ftmw_peer *p = &st.workers[r];
-    if (ftmw_peer_is_up(p) && !p->fin)
+    if (ftmw_peer_is_live(p) && !p->fin)
       return FT_SUCCESS;
     if (ftmw_peer_is_failed(p)) {
       failed = 1;

@@ -170,15 +170,17 @@ static void primary_changed(void) {
                   NULL, 0);
 }
 
-static void flush_primary_call(void);
+static int flush_primary_call(void);
 
 static int replicated_serve(void) {
   static int serving;
   if (serving)
     return 0;
   serving = 1;
-  int n = 0;
-  flush_primary_call();
+  /* Telling a decision waits for its write, running the loop: what
+   * came meanwhile (a replica's DONE) may be the change the caller waits
+   * for, so it counts as an answer. */
+  int n = flush_primary_call();
   if (st.primary != rs.seen_primary) {
     primary_changed();
     n++;
@@ -486,11 +488,14 @@ int ftmw_rep_on_frame(ftmw_peer *p, const ftmw_hdr *h, void *payload) {
 
 /* --- calls that only masters with replicas make --------------------------- */
 
-static void flush_primary_call(void) {
-  if (rs.primary_call_pending) {
-    rs.primary_call_pending = 0;
-    ftmw_rep_decide(FTMW_DECIDE_PRIMARY, 0, 1);
-  }
+/* Tells the replicas this master's ft_is_primary of 1, if it has not yet.
+ * Returns 1 if it did. */
+static int flush_primary_call(void) {
+  if (!rs.primary_call_pending)
+    return 0;
+  rs.primary_call_pending = 0;
+  ftmw_rep_decide(FTMW_DECIDE_PRIMARY, 0, 1);
+  return 1;
 }
 
 int ftmw_rep_primary_call(void) {

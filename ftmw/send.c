@@ -167,7 +167,7 @@ static int isend_gathered(const char *call, int dest, int tag,
 
 int ftmw_isend_owned(const char *call, int dest, int tag, const void *head,
                      size_t headlen, const ftmw_piece *pieces, int n,
-                     ftmw_release_fn release) {
+                     ftmw_release_fn release, unsigned flags) {
   size_t bytes = headlen;
   int listed = n >= 0 && n <= FTMW_PIECES_MAX && (pieces != NULL || n == 0);
   int bad = !listed || (head == NULL && headlen > 0);
@@ -185,7 +185,7 @@ int ftmw_isend_owned(const char *call, int dest, int tag, const void *head,
     p = ftmw_send_target(&bytes, (int)bytes, FT_BYTE, dest, tag, &checked);
   if (p != NULL && job.M == 0) /* gives the pieces back itself */
     return ftmw_isend_pieces(call, p, dest, tag, head, headlen, pieces, n,
-                             bytes, release);
+                             bytes, release, flags);
   int rc = p != NULL ? isend_gathered(call, dest, tag, head, headlen, pieces,
                                       n, bytes)
                      : 0;

@@ -67,7 +67,7 @@ static void spawn_call_free(spawn_call *c) {
     return;
   for (int i = 0; c->infos && i < c->n; i++)
     if (c->infos[i] != MPI_INFO_NULL)
-      MPI_Info_free(&c->infos[i]);
+      PMPI_Info_free(&c->infos[i]);
   free(c->cmds);
   free(c->argvs);
   free(c->one);
@@ -122,10 +122,10 @@ static spawn_call *spawn_call_new(const char *program, const int *hosts, int n,
     c->argvs[i] = spawn_args;
     c->one[i] = 1;
     c->errcodes[i] = MPI_SUCCESS;
-    MPI_Info_create(&c->infos[i]);
-    MPI_Info_set(c->infos[i], "env", env); /* Open MPI's key */
+    PMPI_Info_create(&c->infos[i]);
+    PMPI_Info_set(c->infos[i], "env", env); /* Open MPI's key */
     if (hosts[i] >= 0)
-      MPI_Info_set(c->infos[i], "host", job.hosts.v[hosts[i]].name);
+      PMPI_Info_set(c->infos[i], "host", job.hosts.v[hosts[i]].name);
   }
   return c;
 }
@@ -142,7 +142,7 @@ int ftmw_spawn_wait_flag_locked(uv_cond_t *cond, uv_mutex_t *lock,
 }
 
 static void spawn_call_run(spawn_call *c) {
-  c->mrc = MPI_Comm_spawn_multiple(c->n, c->cmds, c->argvs, c->one, c->infos,
+  c->mrc = PMPI_Comm_spawn_multiple(c->n, c->cmds, c->argvs, c->one, c->infos,
                                    0, MPI_COMM_SELF, &c->inter, c->errcodes);
 }
 
@@ -233,7 +233,7 @@ static int spawn_peers(ftmw_peer **peers, const int *hosts, int n, int role,
     if (c->mrc != MPI_SUCCESS || c->errcodes[i] != MPI_SUCCESS) {
       char msg[MPI_MAX_ERROR_STRING];
       int len = 0;
-      MPI_Error_string(c->mrc != MPI_SUCCESS ? c->mrc : c->errcodes[i], msg, &len);
+      PMPI_Error_string(c->mrc != MPI_SUCCESS ? c->mrc : c->errcodes[i], msg, &len);
       ftmw_log("cannot spawn %s %d%s%s: %s", ftmw_role_name(role), peers[i]->id,
                hosts[i] >= 0 ? " on " : "",
                hosts[i] >= 0 ? job.hosts.v[hosts[i]].name : "", msg);
@@ -242,7 +242,7 @@ static int spawn_peers(ftmw_peer **peers, const int *hosts, int n, int role,
   for (int i = 0; i < n && rc == SPAWN_OK; i++) {
     ftmw_setup s;
     ftmw_setup_fill(&s, role, peers[i]->id, peers[i]->epoch);
-    if (MPI_Send(&s, sizeof(s), MPI_BYTE, i, FTMW_SETUP_TAG, c->inter) !=
+    if (PMPI_Send(&s, sizeof(s), MPI_BYTE, i, FTMW_SETUP_TAG, c->inter) !=
         MPI_SUCCESS)
       rc = SPAWN_ERROR;
     ftmw_trace("spawned", "\"%s\":%d,\"peer_epoch\":%u,\"host\":\"%s\",\"ms\":%.3f",
@@ -272,19 +272,19 @@ static int spawn_peers_retried(ftmw_peer **peers, const int *hosts, int n,
 
 int ftmw_spawn_recv_bounded(void *buf, int bytes, MPI_Comm comm, int wait_ms) {
   MPI_Request req;
-  if (MPI_Irecv(buf, bytes, MPI_BYTE, 0, FTMW_SETUP_TAG, comm, &req) !=
+  if (PMPI_Irecv(buf, bytes, MPI_BYTE, 0, FTMW_SETUP_TAG, comm, &req) !=
       MPI_SUCCESS)
     return -1;
   uint64_t deadline = ftmw_now_ms() + (uint64_t)wait_ms;
   for (;;) {
     int done = 0;
-    if (MPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+    if (PMPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
       return -1;
     if (done)
       return 0;
     if (ftmw_now_ms() >= deadline) {
-      MPI_Cancel(&req);
-      MPI_Request_free(&req);
+      PMPI_Cancel(&req);
+      PMPI_Request_free(&req);
       return -1;
     }
     uv_sleep(1);
@@ -334,7 +334,7 @@ int ftmw_spawn_replicas(ftmw_addr *at) {
       continue;
     ftmw_setup s;
     ftmw_setup_fill(&s, FTMW_ROLE_MASTER, k, 0);
-    if (MPI_Send(&s, sizeof(s), MPI_BYTE, 0, FTMW_SETUP_TAG, replica_comm[k]) !=
+    if (PMPI_Send(&s, sizeof(s), MPI_BYTE, 0, FTMW_SETUP_TAG, replica_comm[k]) !=
         MPI_SUCCESS)
       return -1;
   }

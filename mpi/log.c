@@ -1,0 +1,182 @@
+/* The master's log, and how a dead worker is brought back without the
+ * program knowing.
+ *
+ * For each worker the master keeps every message it sent it, in order
+ * (the whole history: a worker's state may accumulate across tasks), and
+ * counts the messages it took from it. A worker that dies is restored
+ * (ft_restore: a spare, or a respawn that does not block), and its log is
+ * sent again. The new incarnation runs the worker's program from the
+ * start and, the program being deterministic, sends again what the dead
+ * one sent: its first messages, as many as were taken from the dead
+ * one, are dropped; the next is the one the master waits for.
+ *
+ * The log's memory is bounded by FT_MPI_LOG_LIMIT (bytes, all workers;
+ * default 1 GiB). A worker whose log would pass it has it cut, said on
+ * stderr once: its death then stops the job with a message, since it can
+ * no longer be replayed. */
+#include "layer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "owned.h"
+#include "wire.h"
+
+typedef struct lnode {
+  struct lnode *next;
+  lblob *b;
+} lnode;
+
+typedef struct wlog {
+  lnode *head, *tail;
+  size_t msgs, bytes;
+  uint64_t taken; /* messages taken from the worker, all incarnations */
+  uint64_t drop;  /* repeats still to drop from its newest incarnation */
+  int cut;        /* its log passed the limit and was let go */
+  int restores;
+} wlog;
+
+static wlog *logs; /* [1..W] */
+static int nlogs;
+static size_t total, limit;
+
+lblob *lblob_new(const char *call, int tag, const void *data, size_t len) {
+  lblob *b = malloc(sizeof(*b) + (len ? len : 1));
+  if (b == NULL)
+    layer_stop(1, call, "out of memory for a copy of %zu bytes", len);
+  b->refs = 1;
+  b->tag = tag;
+  b->len = len;
+  if (len)
+    memcpy(b->data, data, len);
+  return b;
+}
+
+void lblob_unref(void *blob) {
+  lblob *b = blob;
+  if (b && --b->refs == 0)
+    free(b);
+}
+
+int llog_init(int W) {
+  const char *v = getenv("FT_MPI_LOG_LIMIT");
+  limit = (size_t)1 << 30;
+  if (v && *v) {
+    char *end;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (*end != '\0' || v[0] == '-') {
+      fprintf(stderr, "ftmw-mpi: FT_MPI_LOG_LIMIT='%s': expected a number of "
+                      "bytes\n", v);
+      ft_abort(LAYER_EXIT_MISUSE);
+    }
+    limit = (size_t)n;
+  }
+  logs = calloc((size_t)W + 1, sizeof(*logs));
+  nlogs = W;
+  return logs ? 0 : -1;
+}
+
+static void drop_all(wlog *l) {
+  for (lnode *n = l->head, *next; n; n = next) {
+    next = n->next;
+    lblob_unref(n->b);
+    free(n);
+  }
+  total -= l->bytes;
+  l->head = l->tail = NULL;
+  l->msgs = l->bytes = 0;
+}
+
+void llog_free(void) {
+  for (int w = 1; logs && w <= nlogs; w++)
+    drop_all(&logs[w]);
+  free(logs);
+  logs = NULL;
+}
+
+void llog_append(int w, lblob *b) {
+  wlog *l = &logs[w];
+  size_t cost = b->len + sizeof(lnode);
+  if (l->cut)
+    return;
+  if (total + cost > limit) {
+    if (ft_is_primary())
+      fprintf(stderr,
+              "ftmw-mpi: the log of worker %d passes FT_MPI_LOG_LIMIT (%zu "
+              "bytes for all workers): it is let go, and the death of worker "
+              "%d will now stop the job\n", w, limit, w);
+    drop_all(l);
+    l->cut = 1;
+    return;
+  }
+  lnode *n = malloc(sizeof(*n));
+  if (n == NULL)
+    layer_stop(1, "MPI_Send", "out of memory for the log of worker %d", w);
+  b->refs++;
+  n->b = b;
+  n->next = NULL;
+  if (l->tail)
+    l->tail->next = n;
+  else
+    l->head = n;
+  l->tail = n;
+  l->msgs++;
+  l->bytes += cost;
+  total += cost;
+}
+
+int llog_fresh(int w) {
+  wlog *l = &logs[w];
+  if (l->drop > 0) {
+    l->drop--;
+    return 0;
+  }
+  l->taken++;
+  return 1;
+}
+
+/* Sends w's whole log to its new incarnation. Returns 0 if it failed
+ * meanwhile. */
+static int replay(int w) {
+  for (lnode *n = logs[w].head; n; n = n->next) {
+    ftmw_piece piece = {n->b->data, n->b->len, n->b};
+    n->b->refs++;
+    if (!ftmw_isend_owned("MPI_Send", w, n->b->tag, NULL, 0, &piece, 1,
+                          lblob_unref, FTMW_FLAG_EAGER)) {
+      if (ft_error() == FT_ERR_PEER_FAILED)
+        return 0;
+      layer_stop(1, "MPI_Send", "replaying to worker %d: %s", w,
+                 ft_strerror(ft_error()));
+    }
+  }
+  return 1;
+}
+
+void llog_restore(int w) {
+  wlog *l = &logs[w];
+  for (;;) {
+    if (l->cut)
+      layer_stop(LAYER_EXIT_LOST, "recovery",
+                 "worker %d failed, and its log was let go at "
+                 "FT_MPI_LOG_LIMIT (%zu bytes): it cannot be brought back, "
+                 "the job stops", w, limit);
+    if (!ft_restore(w)) {
+      if (ft_error() == FT_ERR_NO_HOST)
+        layer_stop(LAYER_EXIT_LOST, "recovery",
+                   "worker %d failed, and no host or spare is left to "
+                   "restore it on: the job stops", w);
+      layer_stop(1, "recovery", "restoring worker %d: %s", w,
+                 ft_strerror(ft_error()));
+    }
+    l->drop = l->taken;
+    l->restores++;
+    if (ft_is_primary())
+      fprintf(stderr,
+              "ftmw-mpi: worker %d failed and was restored (%d); %zu "
+              "message(s) sent again, its first %llu dropped\n",
+              w, l->restores, l->msgs, (unsigned long long)l->drop);
+    if (replay(w))
+      return;
+  }
+}

@@ -1,0 +1,37 @@
+#!/bin/sh
+# What FTMW's MPI layer refuses, and how: a call it does not provide stops
+# the job at once, naming the call, with status 3; a program built for
+# the other MPI is refused by ftmwrun (status 2) and, preloaded by hand, by
+# the layer itself before main (status 3), each naming both MPIs.
+# Usage: layer_refusals.sh FTMWRUN MPI SUBCOMM-PROG "FTMWRUN-OPTIONS"
+set -u
+ftmwrun=$1 mpi=$2 subcomm=$3 opts=$4
+. "$(dirname "$0")/../integration/workdir.sh"
+[ "$(id -u)" -eq 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fail() { echo "FAIL: $*"; cat "$tmp/err" 2>/dev/null; exit 1; }
+
+# shellcheck disable=SC2086
+"$ftmwrun" $opts --transparent "$subcomm" > "$tmp/out" 2> "$tmp/err"
+rc=$?
+[ "$rc" -eq 3 ] || fail "a split communicator: status $rc, want 3"
+grep -q 'ftmw-mpi: MPI_Comm_split: not supported' "$tmp/err" || fail "no line names MPI_Comm_split"
+grep -q 'of its half' "$tmp/out" && fail "the program went on past the refused call"
+echo "== MPI_Comm_split refused (status 3): $(grep -m1 'MPI_Comm_split' "$tmp/err")"
+
+case $mpi in openmpi) other=mpich;; *) other=openmpi;; esac
+command -v "mpicc.$other" > /dev/null 2>&1 || { echo "== mpicc.$other not installed: the mismatch is not tried"; exit 0; }
+printf '#include <mpi.h>\nint main(int c, char **v) { MPI_Init(&c, &v); MPI_Finalize(); return 0; }\n' > "$tmp/p.c"
+"mpicc.$other" -o "$tmp/foreign" "$tmp/p.c" || fail "mpicc.$other failed"
+# shellcheck disable=SC2086
+"$ftmwrun" $opts --transparent "$tmp/foreign" > "$tmp/out" 2> "$tmp/err"
+rc=$?
+[ "$rc" -eq 2 ] || fail "a program built for $other: ftmwrun's status $rc, want 2"
+grep -q "is built for .*but this run uses" "$tmp/err" || fail "ftmwrun did not name both MPIs"
+echo "== refused by ftmwrun: $(head -1 "$tmp/err")"
+layer=$(dirname "$ftmwrun")/libftmw-mpi.so
+LD_PRELOAD=$layer "$tmp/foreign" > "$tmp/out" 2> "$tmp/err"
+rc=$?
+[ "$rc" -eq 3 ] || fail "the layer preloaded into a program built for $other: status $rc, want 3"
+grep -q "ftmw-mpi: this program is built for" "$tmp/err" || fail "the layer did not name both MPIs"
+echo "== refused by the layer: $(head -1 "$tmp/err")"
+echo "layer_refusals: ok"
