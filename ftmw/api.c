@@ -24,17 +24,22 @@ int ft_init(int *argc, char ***argv, int *rank, int *workers) {
     ftmw_fail(FT_ERR_NULL_ARG);
     return -1;
   }
+  /* A failure leaves no rank to run as: -1, and later calls stop. */
+  *rank = -1;
+  *workers = 0;
   uv_mutex_init(&st.lock);
   ftmw_q_init(&st.submit);
   ftmw_q_init(&st.arrivals);
   int rc = ftmw_launch_init(argc, argv);
   if (rc < 0) {
     ftmw_fail(FT_ERR_ENV);
+    ftmw_init_failed();
     return -1;
   }
   if (ftmw_app_init(job.W) != 0) {
     ftmw_log("out of memory for %d workers' state", job.W);
     ftmw_fail(FT_ERR_NOMEM);
+    ftmw_init_failed();
     return -1;
   }
   st.initialized = 1;

@@ -2,9 +2,22 @@
  * of the last call. */
 #include "ftmw_impl.h"
 
+#include <stdlib.h>
+
 static _Thread_local int last_error = FT_ERR_NOT_INITIALIZED;
+static int init_failed; /* ft_init returned -1 */
+
+void ftmw_init_failed(void) { init_failed = 1; }
 
 int ftmw_fail(int code) {
+  /* A program that went on after its ft_init failed would run with no
+   * job, each call failing at once (one printed "Worker -1" in a loop,
+   * 64 MB a minute): it is stopped at its first call instead. */
+  if (code == FT_ERR_NOT_INITIALIZED && init_failed) {
+    ftmw_log("an FTMW call after ft_init failed (ft_init returned -1, for "
+             "the reason above): this process exits");
+    exit(1);
+  }
   last_error = code;
   return 0;
 }

@@ -63,6 +63,9 @@ extern FTMW_HIDDEN struct ftmw_state ftmw_st;
 
 /* error.c: the per-thread result of the last call. */
 FTMW_HIDDEN int ftmw_fail(int code);
+/* ft_init failed: from now on a call that needs the job ends the process
+ * (error.c). */
+FTMW_HIDDEN void ftmw_init_failed(void);
 FTMW_HIDDEN void ftmw_ok(void);
 
 /* send.c and recv.c: the data-path calls behind ft_* and ms_*.

@@ -233,10 +233,11 @@ static int init_spawned_replica(MPI_Comm parent, ftmw_setup *s) {
 }
 
 static int init_spawn_primary(void) {
-  if (read_config(0) != 0 || resolve_self() != 0 || alloc_peers() != 0)
-    return -1;
+  /* The primary from the start: a failed set-up's status is the job's. */
   job.role = FTMW_ROLE_MASTER;
   job.id = 0;
+  if (read_config(0) != 0 || resolve_self() != 0 || alloc_peers() != 0)
+    return -1;
   if (make_secret() != 0 || ftmw_transport_start(1) != FT_SUCCESS)
     return -1;
   if (ftmw_spawn_place_workers() != 0 || ftmw_spawn_replicas(ftmw_setup_masters()) != 0)

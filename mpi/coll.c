@@ -74,8 +74,10 @@ LAYER_API int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root,
     rc = ldata_out(call, buf, count, type, &d);
   else if (rc == MPI_SUCCESS)
     rc = ldata_room(call, count, type, &d.len);
-  if (rc != MPI_SUCCESS || layer.W == 0)
+  if (rc != MPI_SUCCESS || layer.W == 0) {
+    ldata_free(&d);
     return rc;
+  }
   if (layer_master()) {
     if (root == 0) {
       to_all(call, d.base, d.len, -1);
@@ -169,10 +171,21 @@ static void contribute(const char *call, const void *mine, span s) {
   to(call, 0, (const char *)mine + s.lb, s.len);
 }
 
-/* The result (s.len bytes at data) into buf. */
-static void put(void *buf, const void *data, span s) {
-  if (s.len)
+/* The result (s.len bytes at data, laid out as count elements of type)
+ * into buf: its elements only, not the gaps between them. */
+static void put(void *buf, const void *data, int count, MPI_Datatype type,
+                span s) {
+  if (s.len == 0)
+    return;
+  if (ldata_contiguous(type)) {
     memcpy((char *)buf + s.lb, data, s.len);
+    return;
+  }
+  ldata d;
+  if (ldata_out("MPI_Reduce", (const char *)data - s.lb, count, type, &d) ==
+      MPI_SUCCESS)
+    ldata_in(d.base, d.len, buf, count, type);
+  ldata_free(&d);
 }
 
 /* Reduce to root, or to every rank (root -1: MPI_Allreduce). */
@@ -190,7 +203,7 @@ static int reduce(const char *call, const void *sbuf, void *rbuf, int count,
     if (all)
       to_all(call, acc, s.len, -1);
     if (all || root == 0)
-      put(rbuf, acc, s);
+      put(rbuf, acc, count, type, s);
     else
       to(call, root, acc, s.len);
     free(acc);
@@ -199,7 +212,7 @@ static int reduce(const char *call, const void *sbuf, void *rbuf, int count,
   contribute(call, mine, s);
   if (all || root == layer.rank) {
     ftmw_msg *m = from(0);
-    put(rbuf, m->data, s);
+    put(rbuf, m->data, count, type, s);
     ftmw_msg_free(m);
   }
   return MPI_SUCCESS;

@@ -7,9 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A predefined type without gaps: its bytes are its elements, in order.
+ * A derived type is packed even when it looks contiguous: its typemap
+ * may list the bytes in another order than memory's. */
 int ldata_contiguous(MPI_Datatype type) {
-  int size;
+  int size, ni, na, nt, combiner;
   MPI_Aint lb, extent, tlb, textent;
+  if (PMPI_Type_get_envelope(type, &ni, &na, &nt, &combiner) != MPI_SUCCESS ||
+      combiner != MPI_COMBINER_NAMED)
+    return 0;
   if (PMPI_Type_size(type, &size) != MPI_SUCCESS ||
       PMPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS ||
       PMPI_Type_get_true_extent(type, &tlb, &textent) != MPI_SUCCESS)

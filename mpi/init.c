@@ -2,6 +2,7 @@
  * layer reports errors and stops the job. */
 #include "layer.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <sys/mman.h>
@@ -22,7 +23,10 @@ static void say(const char *call, const char *fmt, va_list ap) {
   fflush(stderr);
 }
 
+static void output_at_exit(void);
+
 void layer_stop(int status, const char *call, const char *fmt, ...) {
+  output_at_exit(); /* ft_abort ends the process without exit handlers */
   va_list ap;
   va_start(ap, fmt);
   say(call, fmt, ap);
@@ -169,6 +173,8 @@ static void pass_on(int primary) {
       break;
     for (ssize_t done = 0; done < got;) {
       ssize_t w = write(real_stdout, buf + done, (size_t)(got - done));
+      if (w < 0 && errno == EINTR)
+        continue;
       if (w <= 0)
         break;
       done += w;
@@ -287,6 +293,7 @@ LAYER_API int MPI_Finalize(void) {
 
 LAYER_API int MPI_Abort(MPI_Comm comm, int code) {
   (void)comm; /* whatever the communicator, MPI may end the whole job */
+  layer_output(); /* every master calls it here: what came before is out */
   ft_abort(code);
 }
 

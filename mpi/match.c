@@ -47,10 +47,13 @@ static int table_len;
   ((h) >= 0x3a000000 && (h) < 0x3b000000 ? (long)((h) - 0x3a000000) : -1L)
 #endif
 
+static int table_free; /* no free slot below it */
+
 lreq *lreq_new(int kind) {
-  int i = 0;
+  int i = table_free;
   while (i < table_len && table[i] != NULL)
     i++;
+  table_free = i + 1;
   if (i == table_len) {
     int n = table_len ? 2 * table_len : 64;
     if (n > 0xffffff)
@@ -74,8 +77,11 @@ lreq *lreq_new(int kind) {
 void lreq_free(lreq *r) {
   if (r->held)
     ftmw_msg_free(r->held);
-  if (r->index >= 0)
+  if (r->index >= 0) {
     table[r->index] = NULL;
+    if (r->index < table_free)
+      table_free = r->index;
+  }
   free(r);
 }
 
@@ -266,7 +272,16 @@ ftmw_msg *lmatch_take(int source, int tag) {
 
 /* --- sends ---------------------------------------------------------------- */
 
+/* FTMW's messages, and MPI's counts, are ints. */
+static void size_check(const char *call, size_t len) {
+  if (len > INT_MAX)
+    layer_stop(LAYER_EXIT_UNSUPPORTED, call,
+               "a message of %zu bytes: FTMW's messages are at most %d bytes",
+               len, INT_MAX);
+}
+
 void lmatch_send_blob(const char *call, int dest, lblob *b, int sync) {
+  size_check(call, b->len);
   llog_append(dest, b);
   int ok;
   if (sync) {
@@ -284,10 +299,7 @@ void lmatch_send_blob(const char *call, int dest, lblob *b, int sync) {
 
 void lmatch_send(const char *call, int dest, int tag, const void *data,
                  size_t len, int sync) {
-  if (len > INT_MAX)
-    layer_stop(LAYER_EXIT_UNSUPPORTED, call,
-               "a message of %zu bytes: FTMW's messages are at most %d bytes",
-               len, INT_MAX);
+  size_check(call, len);
   if (layer_master()) {
     lblob *b = lblob_new(call, tag, data, len);
     lmatch_send_blob(call, dest, b, sync);
@@ -314,5 +326,5 @@ void lmatch_free(void) {
       lreq_free(table[i]);
   free(table);
   table = NULL;
-  table_len = 0;
+  table_len = table_free = 0;
 }

@@ -1,9 +1,9 @@
 #!/bin/sh
 # ftmwrun's options and ft_init's environment checks: each bad input fails
 # with a message naming what is wrong, and exits non-zero.
-# Usage: bad_input.sh FTMWRUN FARM MPI
+# Usage: bad_input.sh FTMWRUN FARM MPI IGNORE-INIT
 set -u
-ftmwrun=$1 farm=$2 mpi=$3
+ftmwrun=$1 farm=$2 mpi=$3 ignore_init=$4
 fail=0
 expect() { # expect STATUS PATTERN COMMAND...
   want=$1 pat=$2; shift 2
@@ -31,6 +31,14 @@ expect 1 "FT_TIMEOUT_MS" env FT_TIMEOUT_MS=10 FT_HEARTBEAT_MS=100 "$ftmwrun" -w 
 expect 1 "FT_SPAWN_TIMEOUT_MS" env FT_SPAWN_TIMEOUT_MS=1s "$ftmwrun" -w 2 "$farm"
 expect 1 "FT_FAULT" env FT_FAULT=nowhere "$ftmwrun" -w 2 "$farm"
 expect 1 "FT_NUM_MASTERS" "$ftmwrun" -w 2 -m 9 "$farm"
+# A program that ignores ft_init's -1 stops at its next call, saying so,
+# and prints nothing as rank -1.
+expect 1 "after ft_init failed" env FT_HEARTBEAT_MS=abc "$ftmwrun" -w 2 "$ignore_init"
+printed=$(env FT_HEARTBEAT_MS=abc "$ftmwrun" -w 2 "$ignore_init" 2>/dev/null | grep -v "PMIX ERROR")
+[ -z "$printed" ] || { echo "FAIL: a program past a failed ft_init printed: $(echo "$printed" | head -2)"; fail=1; }
+# A killed master with no replica: one line says so, status 125 (not
+# the launcher's: hydra's 139 looked like a segfault).
+expect 125 "the primary master died" env FT_FAULT=recv.exit:2@m0 "$ftmwrun" -w 2 "$farm"
 printf 'good\nbad host name!\n' > "${TMPDIR:-/tmp}/ftmw-bad-hosts.$$"
 expect 1 "line 2" env FT_HOSTFILE="${TMPDIR:-/tmp}/ftmw-bad-hosts.$$" "$ftmwrun" -w 2 "$farm"
 rm -f "${TMPDIR:-/tmp}/ftmw-bad-hosts.$$"
