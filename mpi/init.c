@@ -284,6 +284,14 @@ LAYER_API int MPI_Finalize(void) {
   if (captured >= 0) /* every master asks: the last word before the end */
     last_primary = ft_is_primary();
   layer_output();
+  /* As MPI_Finalize waits for every process, the master waits for every
+   * worker's: a worker that dies before it finished is restored, and
+   * does the rest of its work (what it prints, the files it writes). */
+  if (layer_master())
+    for (int w = 1; w <= layer.W; w++)
+      ftmw_msg_free(lmatch_take(w, LAYER_TAG_FIN));
+  else
+    lmatch_send("MPI_Finalize", 0, LAYER_TAG_FIN, NULL, 0, 0);
   ft_finalize();
   lmatch_free();
   llog_free();

@@ -34,10 +34,11 @@
 #define LAYER_API __attribute__((visibility("default")))
 
 /* Tags: the application's are 0..LAYER_TAG_UB (MPI_TAG_UB); the layer's
- * collectives use LAYER_TAG_COLL, which no receive of the application
- * (MPI_ANY_TAG included) matches. */
+ * collectives use LAYER_TAG_COLL and MPI_Finalize LAYER_TAG_FIN, which
+ * no receive of the application (MPI_ANY_TAG included) matches. */
 #define LAYER_TAG_UB 0x7fefffff
 #define LAYER_TAG_COLL 0x7ff00000
+#define LAYER_TAG_FIN 0x7ff00001 /* a worker's MPI_Finalize */
 
 /* Exit statuses of a job the layer stops (docs/mpi-layer.md). */
 #define LAYER_EXIT_MISUSE 2      /* an MPI error under MPI_ERRORS_ARE_FATAL */

@@ -10,7 +10,7 @@
 # the standard output, the token replaces it again). SKIP="OFFSET:LENGTH"
 # leaves those bytes of it out of the comparison. INPUT ("-": none) is
 # both runs' standard input. With RESULT set (an extended regex), only the
-# output lines that match it are compared; with TOLERANCE too, their
+# output lines that match it are compared (with SORTED=1, in any order); with TOLERANCE too, their
 # numbers may differ by that much (a sum whose order MPI leaves open).
 # Usage: ported.sh FTMWRUN "REF-OPTIONS" "FTMWRUN-OPTIONS" FAULT RESTORES INPUT
 #                  ORIGINAL PORT [ARGS...]
@@ -81,6 +81,11 @@ if [ -n "${RESULT:-}" ]; then
   [ -s "$tmp/ref.res" ] || { echo "FAIL: the original printed no line matching '$RESULT'"; exit 1; }
 else
   for n in ref port; do cp "$tmp/$n.out" "$tmp/$n.res"; done
+fi
+# SORTED=1: the lines in any order (several processes print, and MPI
+# interleaves their output as it comes).
+if [ -n "${SORTED:-}" ]; then
+  for n in ref port; do sort -o "$tmp/$n.res" "$tmp/$n.res"; done
 fi
 if [ -n "${TOLERANCE:-}" ]; then
   # Field by field: numbers within TOLERANCE, every other word the same.
