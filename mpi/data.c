@@ -7,45 +7,73 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A predefined type without gaps: its bytes are its elements, in order.
- * A derived type is packed even when it looks contiguous: its typemap
- * may list the bytes in another order than memory's. */
-int ldata_contiguous(MPI_Datatype type) {
-  int size, ni, na, nt, combiner;
+/* What a type is: its size, and whether its bytes are its elements, in
+ * order (a predefined type without gaps). A derived type is packed even
+ * when it looks contiguous: its typemap may list the bytes in another
+ * order than memory's. Predefined types are asked about at every call
+ * and never freed: the answer for the last few is kept. */
+typedef struct type_info {
+  MPI_Datatype type;
+  int size, contiguous;
+} type_info;
+
+static type_info named[8];
+static int named_next;
+
+static int info(MPI_Datatype type, type_info *out) {
+  for (int i = 0; i < (int)(sizeof(named) / sizeof(named[0])); i++)
+    if (named[i].size > 0 && named[i].type == type) {
+      *out = named[i];
+      return MPI_SUCCESS;
+    }
+  int ni, na, nt, combiner;
   MPI_Aint lb, extent, tlb, textent;
-  if (PMPI_Type_get_envelope(type, &ni, &na, &nt, &combiner) != MPI_SUCCESS ||
-      combiner != MPI_COMBINER_NAMED)
-    return 0;
-  if (PMPI_Type_size(type, &size) != MPI_SUCCESS ||
+  if (PMPI_Type_size(type, &out->size) != MPI_SUCCESS ||
+      PMPI_Type_get_envelope(type, &ni, &na, &nt, &combiner) != MPI_SUCCESS ||
       PMPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS ||
       PMPI_Type_get_true_extent(type, &tlb, &textent) != MPI_SUCCESS)
-    return 0;
-  return tlb == 0 && textent == size && extent == size;
+    return MPI_ERR_TYPE;
+  out->type = type;
+  out->contiguous = combiner == MPI_COMBINER_NAMED && tlb == 0 &&
+                    textent == out->size && extent == out->size;
+  if (combiner == MPI_COMBINER_NAMED && out->size > 0) {
+    named[named_next] = *out;
+    named_next = (named_next + 1) % (int)(sizeof(named) / sizeof(named[0]));
+  }
+  return MPI_SUCCESS;
+}
+
+int ldata_contiguous(MPI_Datatype type) {
+  type_info t;
+  return info(type, &t) == MPI_SUCCESS && t.contiguous;
 }
 
 /* The type's size, or an error (a bad type, an uncommitted one). */
 static int type_size(const char *call, int count, MPI_Datatype type,
-                     size_t *size) {
-  int s;
+                     size_t *size, int *contiguous) {
+  type_info t;
   if (count < 0)
     return layer_error(MPI_ERR_COUNT, call, "negative count %d", count);
-  if (type == MPI_DATATYPE_NULL || PMPI_Type_size(type, &s) != MPI_SUCCESS)
+  if (type == MPI_DATATYPE_NULL || info(type, &t) != MPI_SUCCESS)
     return layer_error(MPI_ERR_TYPE, call, "invalid datatype");
-  *size = (size_t)s;
+  *size = (size_t)t.size;
+  if (contiguous)
+    *contiguous = t.contiguous;
   return MPI_SUCCESS;
 }
 
 int ldata_out(const char *call, const void *buf, int count, MPI_Datatype type,
               ldata *d) {
   size_t size = 0;
+  int contiguous = 0;
   d->own = NULL;
   d->base = buf;
   d->len = 0;
-  int rc = type_size(call, count, type, &size);
+  int rc = type_size(call, count, type, &size, &contiguous);
   if (rc != MPI_SUCCESS)
     return rc;
   d->len = size * (size_t)count;
-  if (d->len == 0 || ldata_contiguous(type))
+  if (d->len == 0 || contiguous)
     return MPI_SUCCESS;
   int packed, at = 0;
   if (PMPI_Pack_size(count, type, MPI_COMM_SELF, &packed) != MPI_SUCCESS)
@@ -69,20 +97,22 @@ void ldata_free(ldata *d) {
 
 int ldata_room(const char *call, int count, MPI_Datatype type, size_t *room) {
   size_t size = 0;
-  int rc = type_size(call, count, type, &size);
+  int rc = type_size(call, count, type, &size, NULL);
   *room = rc == MPI_SUCCESS ? size * (size_t)count : 0;
   return rc;
 }
 
 int ldata_in(const void *bytes, size_t len, void *buf, int count,
              MPI_Datatype type) {
-  int size;
-  PMPI_Type_size(type, &size);
+  type_info t;
+  if (info(type, &t) != MPI_SUCCESS)
+    return MPI_ERR_TYPE;
+  int size = t.size;
   if (len > (size_t)size * (size_t)count)
     return MPI_ERR_TRUNCATE;
   if (len == 0)
     return MPI_SUCCESS;
-  if (ldata_contiguous(type)) {
+  if (t.contiguous) {
     memcpy(buf, bytes, len);
     return MPI_SUCCESS;
   }
