@@ -1,6 +1,7 @@
 #!/bin/bash
 # Chaos harness: runs many random FTMW jobs (farm, multistart, fig4_6,
-# taskfarm; Open MPI spawn or static mode, MPICH static mode; 2..5 workers, 0..2 master
+# taskfarm, and the unmodified MPI program multistart_mpi under the MPI
+# layer; Open MPI spawn or static mode, MPICH static mode; 2..5 workers, 0..2 master
 # replicas, 0..2 spares) with 0 to 3 random faults each (kill -9 of a worker
 # or a master, short or long SIGSTOP pauses) and checks every one: exit
 # status, result against a fault-free reference, no process left behind, no
@@ -188,6 +189,15 @@ candidates() {
             if ((i in ep) && !(who[i] in gone) && !(who[i] in busy)) print want, i, ep[i], who[i] }' "$1" -
 }
 
+# The program and ftmwrun's options for it: the examples' FTMW programs,
+# or multistart's plain-MPI twin, unmodified, under the MPI layer.
+prog_path() { # DIR PROG
+  case $2 in multistart_mpi) echo "$1/bench/multistart_mpi";; *) echo "$1/examples/$2";; esac
+}
+prog_opts() { # PROG
+  case $1 in multistart_mpi) echo --transparent;; esac
+}
+
 # --- reference results --------------------------------------------------------
 # ref_result MPI PROG ARGS KEYW: sets ref_file (fault-free static run's
 # stdout, cached per harness invocation) or returns 1.
@@ -200,7 +210,8 @@ ref_result() {
   if [ "$mpi" = openmpi ]; then dir=$ompi_dir; else dir=$mpich_dir; fi
   mkdir -p "$ref_file.d"
   # shellcheck disable=SC2086
-  run_bounded "$ref_file.d" "$limit" "$dir/ftmwrun" --static -w "$w" "$dir/examples/$prog" $args
+  run_bounded "$ref_file.d" "$limit" "$dir/ftmwrun" $(prog_opts "$prog") --static -w "$w" \
+    "$(prog_path "$dir" "$prog")" $args
   local p=$job_pid wd=$watchdog_pid rc
   cur_sid=$p cur_watchdog=$wd
   { wait "$p"; rc=$?; } 2>/dev/null
@@ -208,7 +219,7 @@ ref_result() {
   kill -KILL -"$p" 2>/dev/null; pkill -KILL -s "$p" 2>/dev/null
   cur_sid='' cur_watchdog=''
   if [ "$rc" -ne 0 ] || [ -f "$ref_file.d/timedout" ] || ! [ -s "$ref_file.d/out" ]; then
-    echo "reference run failed (status $rc): $dir/ftmwrun --static -w $w $prog $args" > "$ref_file.failed"
+    echo "reference run failed (status $rc): $dir/ftmwrun $(prog_opts "$prog") --static -w $w $prog $args" > "$ref_file.failed"
     return 1
   fi
   cp "$ref_file.d/out" "$ref_file.ok"
@@ -366,7 +377,12 @@ one_run() {
   local mpi mode prog W M S=0 args est dir
   rnd 0 $((${#mpis[@]} - 1)); mpi=${mpis[R]}
   if [ "$mpi" = openmpi ]; then rnd 0 1; mode=$([ $R = 0 ] && echo spawn || echo static); else mode=static; fi
-  rnd 0 3; prog=$(case $R in 0) echo farm;; 1) echo multistart;; 2) echo fig4_6;; 3) echo taskfarm;; esac)
+  rnd 0 4; prog=$(case $R in 0) echo farm;; 1) echo multistart;; 2) echo fig4_6;; 3) echo taskfarm;; 4) echo multistart_mpi;; esac)
+  # multistart_mpi needs the build's bench/ (the other programs are drawn
+  # alike then).
+  if [ "$prog" = multistart_mpi ] && ! [ -x "$(prog_path "$([ "$mpi" = openmpi ] && echo "$ompi_dir" || echo "$mpich_dir")" multistart_mpi)" ]; then
+    prog=multistart
+  fi
   rnd 2 5; W=$R
   rnd 0 2; M=$R
   if [ "$mode" = static ]; then rnd 0 2; S=$R; fi
@@ -392,7 +408,7 @@ one_run() {
       est=$((t * u / W / 1000))
       case $args in *duplicate*) est=$((est * 2));; esac
       refw=2;; # the checksum does not depend on W
-    multistart)
+    multistart|multistart_mpi)
       local fns=(rastrigin rosenbrock ackley) ks=(6 8 10)
       rnd 0 2; local f=${fns[R]}
       rnd 0 2; local n=$((W * ks[R]))
@@ -411,7 +427,9 @@ one_run() {
   # program survives die or hang past the timeout.
   local wmax=99 mdeaths=0 wdeaths=0 nf i
   if [ "$mode" = static ]; then
-    if [ "$prog" = fig4_6 ]; then wmax=$S; else wmax=$((W - 1 + S)); fi
+    # fig4_6 cannot go on without a worker, nor the MPI layer (it stops
+    # when no spare is left): the spares.
+    case $prog in fig4_6|multistart_mpi) wmax=$S;; *) wmax=$((W - 1 + S));; esac
   fi
   F_OFF=() F_KIND=() F_CLASS=() F_TGT=() F_DUR=()
   local short_max=$((eff_timeout / 2)); [ $short_max -le 1500 ] || short_max=1500
@@ -455,11 +473,12 @@ one_run() {
   [ -n "$fdesc" ] || fdesc=none
   if [ "$mpi" = openmpi ]; then dir=$ompi_dir; else dir=$mpich_dir; fi
   local -a cmd=("$dir/ftmwrun")
+  [ -z "$(prog_opts "$prog")" ] || cmd+=("$(prog_opts "$prog")")
   [ "$mode" = static ] && [ "$mpi" = openmpi ] && cmd+=(--static)
   cmd+=(-w "$W" -m "$M")
   [ "$mode" = static ] && cmd+=(-s "$S")
   # shellcheck disable=SC2206
-  cmd+=("$dir/examples/$prog" $args)
+  cmd+=("$(prog_path "$dir" "$prog")" $args)
   local desc="$mpi $mode $prog W=$W M=$M S=$S args=[$args] faults=$fdesc"
 
   local rd=$out/s$seed-run$k
@@ -507,7 +526,7 @@ one_run() {
   if [ -f "$rd/trace" ]; then
     # shellcheck disable=SC2013
     for tp in $(sed -n 's/.*"pid":\([0-9]*\),"event".*/\1/p' "$rd/trace" | sort -u); do
-      if [ -d "/proc/$tp" ] && tr '\0' ' ' < "/proc/$tp/cmdline" 2>/dev/null | grep -q "examples/$prog"; then
+      if [ -d "/proc/$tp" ] && tr '\0' ' ' < "/proc/$tp/cmdline" 2>/dev/null | grep -q "$(prog_path "" "$prog")"; then
         stray="$stray $tp"
       fi
     done
@@ -570,7 +589,7 @@ one_run() {
         elif [ "$n_ok" -ne "$live_m" ] || [ "$n_ck" -ne "$live_m" ]; then
           reasons+=("$n_ok result lines and $n_ck checksum lines, want $live_m (one per surviving master)")
         fi;;
-      multistart)
+      multistart|multistart_mpi)
         local want got
         want=$(grep -E '^(function|best|local searches)' "$ref_file.ok")
         got=$(grep -E '^(function|best|local searches)' "$rd/out")

@@ -29,7 +29,9 @@ rc=$?
 grep -q "is built for .*but this run uses" "$tmp/err" || fail "ftmwrun did not name both MPIs"
 echo "== refused by ftmwrun: $(head -1 "$tmp/err")"
 layer=$(dirname "$ftmwrun")/libftmw-mpi.so
-LD_PRELOAD=$layer "$tmp/foreign" > "$tmp/out" 2> "$tmp/err"
+# (a sanitizer build's layer needs its runtime loaded first, as ftmwrun does)
+first=$(ldd "$layer" 2>/dev/null | awk '$1 ~ /^lib[at]san\.so/ { print $3 }')
+LD_PRELOAD="${first:+$first }$layer" "$tmp/foreign" > "$tmp/out" 2> "$tmp/err"
 rc=$?
 [ "$rc" -eq 3 ] || fail "the layer preloaded into a program built for $other: status $rc, want 3"
 grep -q "ftmw-mpi: this program is built for" "$tmp/err" || fail "the layer did not name both MPIs"
