@@ -120,9 +120,10 @@ int llog_init(int W);
 void llog_free(void);
 /* Appends b to worker w's log (takes a reference). */
 void llog_append(int w, lblob *b);
-/* A message from worker w was taken from FTMW: 1 if the program is to see
- * it, 0 if it is a restored incarnation's repeat of one already seen. */
-int llog_fresh(int w);
+/* A message from worker w with tag was taken from FTMW: 1 if the program
+ * is to see it, 0 if it is a restored incarnation's repeat of one already
+ * seen. */
+int llog_fresh(int w, int tag);
 /* Worker w failed and its queued messages were taken: restores it and
  * sends it its log again, as often as it fails meanwhile. Stops the job
  * when it cannot be restored. */

@@ -10,6 +10,17 @@
  * one sent: its first messages, as many as were taken from the dead
  * one, are dropped; the next is the one the master waits for.
  *
+ * FT_MPI_REPLAY=unanswered is for farm workers that hold one task at a
+ * time, answer it with one message, and keep nothing from one task to
+ * the next but what they got before their first task (the problem). What
+ * the master sent a worker up to its first answer is its start, kept:
+ * the problem and the first task. Then, when the master takes an answer,
+ * what it had sent the worker since the start leaves the log (but the
+ * collectives' messages). A restored worker is sent its start, the
+ * collectives' messages and the task it had not answered; its answer to
+ * the first task and its parts of collectives already taken are dropped,
+ * and its next answer is new.
+ *
  * The log's memory is bounded by FT_MPI_LOG_LIMIT (bytes, all workers;
  * default 1 GiB). A worker whose log would pass it has it cut, said on
  * stderr once: its death then stops the job with a message, since it can
@@ -26,13 +37,19 @@
 typedef struct lnode {
   struct lnode *next;
   lblob *b;
+  int start; /* FT_MPI_REPLAY=unanswered: sent before the first answer */
 } lnode;
 
 typedef struct wlog {
   lnode *head, *tail;
   size_t msgs, bytes;
-  uint64_t taken; /* messages taken from the worker, all incarnations */
-  uint64_t drop;  /* repeats still to drop from its newest incarnation */
+  /* Messages taken from the worker, all incarnations, and repeats still
+   * to drop from its newest incarnation: all of them, or with
+   * FT_MPI_REPLAY=unanswered the layer's (collectives, MPI_Finalize). */
+  uint64_t taken;
+  uint64_t drop;
+  int answers;     /* FT_MPI_REPLAY=unanswered: answers taken, 0 or 1 */
+  int drop_answer; /* ... and the first answer, still to drop */
   int cut;        /* its log passed the limit and was let go */
   int restores;
 } wlog;
@@ -40,6 +57,7 @@ typedef struct wlog {
 static wlog *logs; /* [1..W] */
 static int nlogs;
 static size_t total, limit;
+static int unanswered; /* FT_MPI_REPLAY=unanswered */
 
 lblob *lblob_new(const char *call, int tag, const void *data, size_t len) {
   lblob *b = malloc(sizeof(*b) + (len ? len : 1));
@@ -72,6 +90,13 @@ int llog_init(int W) {
     }
     limit = (size_t)n;
   }
+  v = getenv("FT_MPI_REPLAY");
+  if (v && *v && strcmp(v, "all") != 0 && strcmp(v, "unanswered") != 0) {
+    fprintf(stderr, "ftmw-mpi: FT_MPI_REPLAY='%s': expected 'all' (the "
+                    "default) or 'unanswered'\n", v);
+    ft_abort(LAYER_EXIT_MISUSE);
+  }
+  unanswered = v && strcmp(v, "unanswered") == 0;
   logs = calloc((size_t)W + 1, sizeof(*logs));
   nlogs = W;
   return logs ? 0 : -1;
@@ -116,6 +141,7 @@ void llog_append(int w, lblob *b) {
   b->refs++;
   n->b = b;
   n->next = NULL;
+  n->start = 0;
   if (l->tail)
     l->tail->next = n;
   else
@@ -126,8 +152,42 @@ void llog_append(int w, lblob *b) {
   total += cost;
 }
 
-int llog_fresh(int w) {
+/* An answer came: the first makes what was sent so far the start; after
+ * it, what was sent since the start leaves the log, but the layer's
+ * (collectives). */
+static void answered(wlog *l) {
+  lnode **at = &l->head;
+  l->tail = NULL;
+  while (*at) {
+    lnode *n = *at;
+    if (l->answers == 0)
+      n->start = 1;
+    if (n->start || n->b->tag >= LAYER_TAG_COLL) {
+      l->tail = n;
+      at = &n->next;
+      continue;
+    }
+    *at = n->next;
+    size_t cost = n->b->len + sizeof(lnode);
+    l->msgs--;
+    l->bytes -= cost;
+    total -= cost;
+    lblob_unref(n->b);
+    free(n);
+  }
+  l->answers = 1;
+}
+
+int llog_fresh(int w, int tag) {
   wlog *l = &logs[w];
+  if (unanswered && tag < LAYER_TAG_COLL) {
+    if (l->drop_answer) { /* its answer to its first task, again */
+      l->drop_answer = 0;
+      return 0;
+    }
+    answered(l);
+    return 1;
+  }
   if (l->drop > 0) {
     l->drop--;
     return 0;
@@ -170,6 +230,7 @@ void llog_restore(int w) {
                  ft_strerror(ft_error()));
     }
     l->drop = l->taken;
+    l->drop_answer = unanswered && l->answers;
     l->restores++;
     if (ft_is_primary())
       fprintf(stderr,

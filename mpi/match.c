@@ -122,7 +122,7 @@ static void fill(lreq *r, ftmw_msg *m) {
 
 /* A message taken from FTMW. */
 static void arrive(ftmw_msg *m) {
-  if (layer_master() && !llog_fresh(m->source)) {
+  if (layer_master() && !llog_fresh(m->source, m->tag)) {
     ftmw_msg_free(m);
     return;
   }
