@@ -19,4 +19,15 @@ for prog in "$tmp/hello_pc" "$tmp/consumer/hello_cmake"; do
   out=$("$tmp/prefix/bin/ftmwrun" --mpi "$mpi" -w 2 "$prog" 2>&1)
   echo "$out" | grep -q "installed ftmw works with 2 workers" || { echo "FAIL: $prog: $out"; exit 1; }
 done
-echo "PASS: pkg-config and find_package consumers run with the installed ftmwrun"
+# The MPI layer: an MPI program linked with it (pkg-config, find_package)
+# runs under ftmwrun; a plain one under ftmwrun --transparent.
+calls=$here/../mpi/calls.c
+# shellcheck disable=SC2046
+"mpicc.$mpi" -w "$calls" -o "$tmp/calls_pc" $(pkg-config --libs ftmw-mpi)
+"mpicc.$mpi" -w "$calls" -o "$tmp/calls_plain"
+for run in "$tmp/calls_pc" "$tmp/consumer/calls_cmake" "--transparent $tmp/calls_plain"; do
+  # shellcheck disable=SC2086
+  out=$("$tmp/prefix/bin/ftmwrun" --mpi "$mpi" -w 2 $run 2>&1)
+  echo "$out" | grep -q "^done$" || { echo "FAIL: $run: $out"; exit 1; }
+done
+echo "PASS: pkg-config and find_package consumers, of ftmw and of ftmw-mpi, run with the installed ftmwrun"
