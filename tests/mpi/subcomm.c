@@ -1,6 +1,6 @@
 /* A plain MPI program that splits MPI_COMM_WORLD, as programs with groups
  * of workers do: FTMW's MPI layer must refuse it at the call, naming it,
- * with a non-zero status (tests/mpi/layer_refusals.sh). */
+ * with a non-zero status (tests/mpi/layer_stops.sh). */
 #include <mpi.h>
 #include <stdio.h>
 

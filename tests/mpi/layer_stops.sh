@@ -1,14 +1,26 @@
 #!/bin/sh
-# What FTMW's MPI layer refuses, and how: a call it does not provide stops
-# the job at once, naming the call, with status 3; a program built for
-# the other MPI is refused by ftmwrun (status 2) and, preloaded by hand, by
-# the layer itself before main (status 3), each naming both MPIs.
-# Usage: layer_refusals.sh FTMWRUN MPI SUBCOMM-PROG "FTMWRUN-OPTIONS"
+# How FTMW's MPI layer stops a job: MPI_Abort(7) ends the whole job with
+# status 7, what the master printed before it printed once (with a master
+# replica too); a call the layer does not provide stops the job at once,
+# naming the call, with status 3; a program built for the other MPI is
+# refused by ftmwrun (status 2) and, preloaded by hand, by the layer
+# itself before main (status 3), each naming both MPIs.
+# Usage: layer_stops.sh FTMWRUN MPI SUBCOMM-PROG ABORT-PROG "FTMWRUN-OPTIONS"
 set -u
-ftmwrun=$1 mpi=$2 subcomm=$3 opts=$4
+ftmwrun=$1 mpi=$2 subcomm=$3 abort=$4 opts=$5
 . "$(dirname "$0")/../integration/workdir.sh"
 [ "$(id -u)" -eq 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fail() { echo "FAIL: $*"; cat "$tmp/err" 2>/dev/null; exit 1; }
+
+for m in 0 1; do
+  # shellcheck disable=SC2086
+  "$ftmwrun" $opts -m $m --transparent "$abort" > "$tmp/out" 2> "$tmp/err"
+  rc=$?
+  [ "$rc" -eq 7 ] || fail "MPI_Abort(7) with $m replica(s): status $rc, want 7"
+  n=$(grep -c -x 'bad input, aborting' "$tmp/out")
+  [ "$n" -eq 1 ] || fail "MPI_Abort with $m replica(s): the master's line printed $n times, want 1"
+done
+echo "== MPI_Abort(7): status 7, its line printed once, with 0 and 1 replica"
 
 # shellcheck disable=SC2086
 "$ftmwrun" $opts --transparent "$subcomm" > "$tmp/out" 2> "$tmp/err"
@@ -36,4 +48,4 @@ rc=$?
 [ "$rc" -eq 3 ] || fail "the layer preloaded into a program built for $other: status $rc, want 3"
 grep -q "ftmw-mpi: this program is built for" "$tmp/err" || fail "the layer did not name both MPIs"
 echo "== refused by the layer: $(head -1 "$tmp/err")"
-echo "layer_refusals: ok"
+echo "layer_stops: ok"
