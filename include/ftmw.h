@@ -115,9 +115,10 @@ typedef struct {
  * in every master) and *workers (W). Returns 1 in a process created at
  * start-up, 0 in a worker started by ft_restore (or a spare activated by
  * it), and -1 on failure, after printing the reason (for example an
- * invalid environment variable, named) on stderr; *rank is then -1, and
- * any later call that needs the job ends the process (status 1), saying
- * so, rather than run on without one.
+ * invalid environment variable, named) on stderr. When the job could not
+ * be started (-1 after a check of the environment, MPI or the network),
+ * *rank is -1, and any later call that needs the job ends the process
+ * (status 1), saying so, rather than run on without one.
  * Blocks until every worker of the job has connected (master) or until this
  * process has joined (worker). A static-mode spare does not return until
  * ft_restore activates it; if the job ends first it exits with status 0. */

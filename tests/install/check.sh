@@ -25,9 +25,12 @@ calls=$here/../mpi/calls.c
 # shellcheck disable=SC2046
 "mpicc.$mpi" -w "$calls" -o "$tmp/calls_pc" $(pkg-config --libs ftmw-mpi)
 "mpicc.$mpi" -w "$calls" -o "$tmp/calls_plain"
+# With a spare: MPI_COMM_WORLD has 3 ranks under the layer, 4 without.
 for run in "$tmp/calls_pc" "$tmp/consumer/calls_cmake" "--transparent $tmp/calls_plain"; do
   # shellcheck disable=SC2086
-  out=$("$tmp/prefix/bin/ftmwrun" --mpi "$mpi" -w 2 $run 2>&1)
-  echo "$out" | grep -q "^done$" || { echo "FAIL: $run: $out"; exit 1; }
+  out=$("$tmp/prefix/bin/ftmwrun" --mpi "$mpi" -w 2 -s 1 $run 2>&1) ||
+    { echo "FAIL: $run exited $?: $out"; exit 1; }
+  echo "$out" | grep -q "^size 3," && echo "$out" | grep -q "^done$" ||
+    { echo "FAIL: $run (not under the layer?): $out"; exit 1; }
 done
 echo "PASS: pkg-config and find_package consumers, of ftmw and of ftmw-mpi, run with the installed ftmwrun"

@@ -41,7 +41,10 @@ run() {
   sed -i "s|$tmp/$name.d/$outfile|@OUT@|g" "$tmp/$name.out"
   # MPICH's mpiexec adds a banner when it saw a process end by a signal
   # (docs/known-problems.md): the launcher's words, not the program's.
-  sed -i -e '/^YOUR APPLICATION TERMINATED WITH THE EXIT STRING: /d' \
+  # Open MPI's PMIx server may print its harmless error on the standard
+  # output after a death (docs/known-problems.md): mpirun's, not the
+  # program's either.
+  sed -i -e '/^YOUR APPLICATION TERMINATED WITH THE EXIT STRING: /d' -e '/PMIX ERROR: /d' \
     -e '/^This typically refers to a problem with your application\.$/d' \
     -e '/^Please see the FAQ page for debugging suggestions$/d' "$tmp/$name.out"
 }

@@ -1,7 +1,7 @@
 /* Every call FTMW's MPI layer provides, in a plain MPI master-worker
  * program (no FTMW in it): run under plain MPI and under the layer
  * (ftmwrun --transparent), with workers killed or not, the master must
- * print the same lines (tests/mpi/layer_calls.sh). Workers print nothing
+ * print the same lines (tests/integration/ported.sh, ctest -R layer_calls). Workers print nothing
  * (a restored worker runs again from the start): what they compute comes
  * back to the master, which prints it. Any rank count from 2 up. */
 #include <mpi.h>
