@@ -14,8 +14,6 @@
 
 /* --- receive -------------------------------------------------------------- */
 
-/* Copies m into buf and frees it unless the replica protocol keeps it
- * (st.lock not held: m is unlinked, and only this thread uses kept data). */
 /* A receive of m completed: traced, *status filled with its n elements.
  * Returns n. */
 static int received(const ftmw_msg *m, int n, FT_Status *status) {
@@ -28,6 +26,8 @@ static int received(const ftmw_msg *m, int n, FT_Status *status) {
   return n;
 }
 
+/* Copies m into buf and frees it unless the replica protocol keeps it
+ * (st.lock not held: m is unlinked, and only this thread uses kept data). */
 static int deliver(ftmw_msg *m, int kept, void *buf, size_t size,
                    FT_Status *status) {
   if (m->len)
@@ -384,7 +384,6 @@ int ftmw_recv_owned(int source, int tag, int64_t ms, ftmw_msg **m,
   recv_from(&w, source, timed_out);
   return *m != NULL;
 }
-
 
 /* A receive the application makes: its tag may not be the library's. */
 static int app_recv(const char *call, void *buf, int count, FT_Datatype type,

@@ -30,6 +30,7 @@
 
 #include "ftmw.h"
 #include "msg.h"
+#include "queue.h"
 
 #define LAYER_API __attribute__((visibility("default")))
 
@@ -115,6 +116,10 @@ typedef struct lblob {
 } lblob;
 lblob *lblob_new(const char *call, int tag, const void *data, size_t len);
 void lblob_unref(void *blob); /* an ftmw_release_fn */
+/* Writes b to dest without waiting (FTMW's eager send of the blob
+ * itself, which keeps a reference until it is settled): 1, or 0 with
+ * ft_error() set. */
+int lblob_write(const char *call, int dest, lblob *b);
 
 int llog_init(int W);
 void llog_free(void);
@@ -134,7 +139,7 @@ void llog_restore(int w);
 typedef struct lreq lreq;
 enum { LREQ_RECV = 1, LREQ_TAKE, LREQ_SEND };
 struct lreq {
-  lreq *next; /* in the posted list */
+  ftmw_qnode node; /* in the posted list while posted */
   int kind;
   int done;
   int freed; /* MPI_Request_free'd before completion: freed when done */
@@ -152,6 +157,8 @@ struct lreq {
 
 /* A request, in the table whose slot the program's MPI_Request names. */
 lreq *lreq_new(int kind);
+/* A request of the layer's own, not in the table (on the stack). */
+void lreq_init(lreq *r, int kind);
 void lreq_free(lreq *r);
 MPI_Request lreq_handle(const lreq *r);
 /* The request h names, or NULL (MPI_REQUEST_NULL, or not one of ours). */

@@ -77,6 +77,13 @@ void lblob_unref(void *blob) {
     free(b);
 }
 
+int lblob_write(const char *call, int dest, lblob *b) {
+  ftmw_piece piece = {b->data, b->len, b};
+  b->refs++;
+  return ftmw_isend_owned(call, dest, b->tag, NULL, 0, &piece, 1, lblob_unref,
+                          FTMW_FLAG_EAGER);
+}
+
 int llog_init(int W) {
   const char *v = getenv("FT_MPI_LOG_LIMIT");
   limit = (size_t)1 << 30;
@@ -137,7 +144,7 @@ void llog_append(int w, lblob *b) {
   }
   lnode *n = malloc(sizeof(*n));
   if (n == NULL)
-    layer_stop(1, "MPI_Send", "out of memory for the log of worker %d", w);
+    layer_stop(1, "the log", "out of memory for the log of worker %d", w);
   b->refs++;
   n->b = b;
   n->next = NULL;
@@ -200,13 +207,10 @@ int llog_fresh(int w, int tag) {
  * meanwhile. */
 static int replay(int w) {
   for (lnode *n = logs[w].head; n; n = n->next) {
-    ftmw_piece piece = {n->b->data, n->b->len, n->b};
-    n->b->refs++;
-    if (!ftmw_isend_owned("MPI_Send", w, n->b->tag, NULL, 0, &piece, 1,
-                          lblob_unref, FTMW_FLAG_EAGER)) {
+    if (!lblob_write("recovery", w, n->b)) {
       if (ft_error() == FT_ERR_PEER_FAILED)
         return 0;
-      layer_stop(1, "MPI_Send", "replaying to worker %d: %s", w,
+      layer_stop(1, "recovery", "replaying to worker %d: %s", w,
                  ft_strerror(ft_error()));
     }
   }

@@ -14,15 +14,12 @@
 #include <string.h>
 
 #include "owned.h"
-#include "wire.h"
 
-typedef struct umsg {
-  struct umsg *next;
-  ftmw_msg *m;
-} umsg;
 
-static lreq *posted, *posted_tail;
-static umsg *unexpected, *unexpected_tail;
+/* Posted receives (lreq.node) and unexpected messages (ftmw_msg's
+ * by_arrival, free once FTMW handed the message over), oldest first. */
+static ftmw_qnode posted = {&posted, &posted};
+static ftmw_qnode unexpected = {&unexpected, &unexpected};
 
 static int matches(int source, int tag, const ftmw_msg *m) {
   if (source != MPI_ANY_SOURCE && source != m->source)
@@ -65,16 +62,22 @@ lreq *lreq_new(int kind) {
     table = t;
     table_len = n;
   }
-  lreq *r = calloc(1, sizeof(*r));
+  lreq *r = malloc(sizeof(*r));
   if (r == NULL)
     layer_stop(1, "MPI", "out of memory for a request");
-  r->kind = kind;
+  lreq_init(r, kind);
   r->index = i;
   table[i] = r;
   return r;
 }
 
+void lreq_init(lreq *r, int kind) {
+  *r = (lreq){.kind = kind, .index = -1};
+  ftmw_q_init(&r->node);
+}
+
 void lreq_free(lreq *r) {
+  ftmw_q_remove(&r->node);
   if (r->held)
     ftmw_msg_free(r->held);
   if (r->index >= 0) {
@@ -93,17 +96,6 @@ lreq *lreq_of(MPI_Request h) {
 }
 
 /* --- matching ------------------------------------------------------------- */
-
-/* Takes r, which follows prev (NULL: the first), off the posted list. */
-static void unlink_posted(lreq *r, lreq *prev) {
-  if (prev)
-    prev->next = r->next;
-  else
-    posted = r->next;
-  if (posted_tail == r)
-    posted_tail = prev;
-  r->next = NULL;
-}
 
 static void fill(lreq *r, ftmw_msg *m) {
   r->got_source = m->source;
@@ -126,59 +118,41 @@ static void arrive(ftmw_msg *m) {
     ftmw_msg_free(m);
     return;
   }
-  for (lreq *r = posted, *prev = NULL; r; prev = r, r = r->next)
+  ftmw_qnode *n;
+  ftmw_q_foreach(n, &posted) {
+    lreq *r = FTMW_CONTAINER_OF(n, lreq, node);
     if (matches(r->source, r->tag, m)) {
-      unlink_posted(r, prev);
+      ftmw_q_remove(&r->node);
       fill(r, m);
       return;
     }
-  umsg *u = malloc(sizeof(*u));
-  if (u == NULL)
-    layer_stop(1, "MPI", "out of memory for an unexpected message");
-  u->m = m;
-  u->next = NULL;
-  if (unexpected_tail)
-    unexpected_tail->next = u;
-  else
-    unexpected = u;
-  unexpected_tail = u;
+  }
+  ftmw_q_insert_tail(&unexpected, &m->by_arrival);
 }
 
 void lmatch_post(lreq *r) {
   r->done = 0;
-  r->next = NULL;
-  for (umsg *u = unexpected, *prev = NULL; u; prev = u, u = u->next)
-    if (matches(r->source, r->tag, u->m)) {
-      if (prev)
-        prev->next = u->next;
-      else
-        unexpected = u->next;
-      if (unexpected_tail == u)
-        unexpected_tail = prev;
-      ftmw_msg *m = u->m;
-      free(u);
+  ftmw_qnode *n;
+  ftmw_q_foreach(n, &unexpected) {
+    ftmw_msg *m = FTMW_CONTAINER_OF(n, ftmw_msg, by_arrival);
+    if (matches(r->source, r->tag, m)) {
+      ftmw_q_remove(n);
       fill(r, m);
       return;
     }
-  if (posted_tail)
-    posted_tail->next = r;
-  else
-    posted = r;
-  posted_tail = r;
+  }
+  ftmw_q_insert_tail(&posted, &r->node);
 }
 
-void lmatch_unpost(lreq *r) {
-  for (lreq *q = posted, *prev = NULL; q; prev = q, q = q->next)
-    if (q == r) {
-      unlink_posted(r, prev);
-      return;
-    }
-}
+void lmatch_unpost(lreq *r) { ftmw_q_remove(&r->node); }
 
 const ftmw_msg *lmatch_find(int source, int tag) {
-  for (umsg *u = unexpected; u; u = u->next)
-    if (matches(source, tag, u->m))
-      return u->m;
+  ftmw_qnode *n;
+  ftmw_q_foreach(n, &unexpected) {
+    const ftmw_msg *m = FTMW_CONTAINER_OF(n, ftmw_msg, by_arrival);
+    if (matches(source, tag, m))
+      return m;
+  }
   return NULL;
 }
 
@@ -263,7 +237,10 @@ int lmatch_progress(int block) {
 }
 
 ftmw_msg *lmatch_take(int source, int tag) {
-  lreq r = {.kind = LREQ_TAKE, .source = source, .tag = tag, .index = -1};
+  lreq r;
+  lreq_init(&r, LREQ_TAKE);
+  r.source = source;
+  r.tag = tag;
   lmatch_post(&r);
   while (!r.done)
     lmatch_progress(1);
@@ -288,10 +265,7 @@ void lmatch_send_blob(const char *call, int dest, lblob *b, int sync) {
     ok = ft_ssend(b->data, (int)b->len, FT_BYTE, dest, b->tag) > 0 ||
          (b->len == 0 && ft_error() == FT_SUCCESS);
   } else {
-    ftmw_piece piece = {b->data, b->len, b};
-    b->refs++;
-    ok = ftmw_isend_owned(call, dest, b->tag, NULL, 0, &piece, 1, lblob_unref,
-                          FTMW_FLAG_EAGER);
+    ok = lblob_write(call, dest, b);
   }
   if (!ok) /* the log has b: the replay sends it */
     failed(call, ft_error(), dest);
@@ -313,17 +287,15 @@ void lmatch_send(const char *call, int dest, int tag, const void *data,
 }
 
 void lmatch_free(void) {
-  while (unexpected) {
-    umsg *u = unexpected;
-    unexpected = u->next;
-    ftmw_msg_free(u->m);
-    free(u);
+  while (!ftmw_q_empty(&unexpected)) {
+    ftmw_qnode *n = ftmw_q_head(&unexpected);
+    ftmw_q_remove(n);
+    ftmw_msg_free(FTMW_CONTAINER_OF(n, ftmw_msg, by_arrival));
   }
-  unexpected_tail = NULL;
-  posted = posted_tail = NULL;
-  for (int i = 0; i < table_len; i++)
+  for (int i = 0; i < table_len; i++) /* each leaves the posted list */
     if (table[i])
       lreq_free(table[i]);
+  ftmw_q_init(&posted); /* none of the layer's own is posted here */
   free(table);
   table = NULL;
   table_len = table_free = 0;

@@ -197,7 +197,8 @@ static int recv_prepare(const char *call, lreq *r, void *buf, int count,
 
 LAYER_API int MPI_Recv(void *buf, int count, MPI_Datatype type, int source,
                        int tag, MPI_Comm comm, MPI_Status *status) {
-  lreq r = {.kind = LREQ_RECV, .index = -1};
+  lreq r;
+  lreq_init(&r, LREQ_RECV);
   int rc = recv_prepare("MPI_Recv", &r, buf, count, type, source, tag, comm);
   if (rc != MPI_SUCCESS)
     return rc;
@@ -224,7 +225,8 @@ LAYER_API int MPI_Sendrecv(const void *sendbuf, int sendcount,
                            int source, int recvtag, MPI_Comm comm,
                            MPI_Status *status) {
   static const char call[] = "MPI_Sendrecv";
-  lreq r = {.kind = LREQ_RECV, .index = -1};
+  lreq r;
+  lreq_init(&r, LREQ_RECV);
   int rc = recv_prepare(call, &r, recvbuf, recvcount, recvtype, source,
                         recvtag, comm);
   if (rc != MPI_SUCCESS)
@@ -248,7 +250,8 @@ LAYER_API int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type,
   int rc = send(call, buf, count, type, dest, sendtag, comm, 0);
   if (rc != MPI_SUCCESS)
     return rc;
-  lreq r = {.kind = LREQ_RECV, .index = -1};
+  lreq r;
+  lreq_init(&r, LREQ_RECV);
   rc = recv_prepare(call, &r, buf, count, type, source, recvtag, comm);
   if (rc != MPI_SUCCESS)
     return rc;
@@ -310,7 +313,7 @@ LAYER_API int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status) {
 
 /* The first request of v[0..n) that is done (-1: none; *active: some
  * request is not null). */
-static int first_done(const char *call, int n, MPI_Request *v, int *active) {
+static int first_done(int n, MPI_Request *v, int *active) {
   *active = 0;
   for (int i = 0; i < n; i++) {
     if (v[i] == MPI_REQUEST_NULL)
@@ -322,7 +325,6 @@ static int first_done(const char *call, int n, MPI_Request *v, int *active) {
     if (r->done)
       return i;
   }
-  (void)call;
   return -1;
 }
 
@@ -331,7 +333,7 @@ static int any(const char *call, int n, MPI_Request *v, int *index,
   int active, i, rc;
   layer_output();
   for (int tries = 0;; tries++) {
-    i = first_done(call, n, v, &active);
+    i = first_done(n, v, &active);
     if (i >= 0 || !active || (!block && tries == 1))
       break;
     lmatch_progress(block);
@@ -387,7 +389,7 @@ static int some(const char *call, int n, MPI_Request *v, int *outcount,
   int active, rc = MPI_SUCCESS, one;
   layer_output();
   for (int tries = 0;; tries++) {
-    int i = first_done(call, n, v, &active);
+    int i = first_done(n, v, &active);
     if (i >= 0 || !active || (!block && tries == 1))
       break;
     lmatch_progress(block);
