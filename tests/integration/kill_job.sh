@@ -51,6 +51,30 @@ for attempt in 1 2 3; do
     echo "FAIL: the fault did not fire in 3 runs"; exit 1; }
   break
 done
+master() { grep '"role":"master"' "$trace" | grep "\"event\":\"$1\""; }
+# Open MPI 4.1's spawn can hang when a process dies during it
+# (docs/known-problems.md); the library abandons such a spawn and makes it
+# again. Without replicas the abandoned incarnation's failure reaches the
+# program, which restores it once more: each such spawn, beyond those a
+# spawn.stall fault caused, may add one failure and one restore to the
+# counts the program prints and to the failure reports.
+hangs=$(( $(master spawn_abandoned | grep -c .) -
+          $(grep '"event":"fault_injected"' "$trace" | grep -c '"point":"spawn.stall"') ))
+widen() { # REGEX: "failures N" and "restores N" in REGEX match N..N+hangs
+  echo "$1" | awk -v h="$hangs" '{
+    out = ""; s = $0
+    while (match(s, /(failures|restores),? [0-9]+/)) {
+      m = substr(s, RSTART, RLENGTH); n = m; sub(/.* /, "", n)
+      alt = n; for (i = 1; i <= h; i++) alt = alt "|" (n + i)
+      out = out substr(s, 1, RSTART - 1) substr(m, 1, length(m) - length(n)) "(" alt ")"
+      s = substr(s, RSTART + RLENGTH)
+    }
+    print out s }'
+}
+if [ "$hangs" -gt 0 ]; then
+  echo "== $hangs spawn(s) abandoned (Open MPI's spawn hang): each may add a failure and a restore"
+  [ -z "${EXPECT:-}" ] || EXPECT=$(widen "$EXPECT")
+fi
 want=$(echo "$ref" | grep -E "$result")
 got=$(echo "$out" | grep -E "$result")
 [ -n "$want" ] && [ "$want" = "$got" ] || { echo "FAIL: result '$got', want '$want' (from $(basename "$ref_prog"))"; exit 1; }
@@ -69,13 +93,13 @@ if [ -n "${TRACE_NONE:-}" ] && grep -E "$TRACE_NONE" "$trace"; then
   echo "FAIL: trace lines above match '$TRACE_NONE'"; exit 1
 fi
 "$(dirname "$0")/no_protocol_errors.sh" "$trace" || exit 1
-master() { grep '"role":"master"' "$trace" | grep "\"event\":\"$1\""; }
 n=$(master restore_finished | grep -c .)
 [ "$n" -eq "$want_rest" ] || { echo "FAIL: $n restores in the trace, want $want_rest"; exit 1; }
 if [ "$calls" != any ]; then
   reported=$(master failure_reported | sed 's/.*"call":"\([a-z_]*\)".*/\1/')
   n=$(echo "$reported" | grep -c .)
   lo=${want_fail%-*} hi=${want_fail#*-} # FAILURES may be a range, LO-HI
+  [ "$hangs" -le 0 ] || hi=$((hi + hangs))
   [ "$n" -ge "$lo" ] && [ "$n" -le "$hi" ] ||
     { echo "FAIL: $n failure reports in the trace, want $want_fail"; exit 1; }
   if echo "$reported" | grep -v -x -E "$calls" | grep -q .; then
