@@ -5,6 +5,7 @@
 #include "spawn.h"
 
 #include <mpi.h>
+#include <limits.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,18 +185,69 @@ static int read_config(int static_size) {
 
 /* --- waiting for processes to join --------------------------------------- */
 
+/* Static mode under ftmwrun: ftmw-shim writes a notice into
+ * FTMW_DEATH_DIR when the rank it runs ends (tools/ftmw-shim.c). A process
+ * that dies before it has connected has no connection whose loss could be
+ * seen, so the wait for it reads the notice of its rank, every
+ * DEATH_POLL_MS, rather than waiting FTMW_LAUNCH_WAIT_MS for nothing. Only
+ * for the processes launched with the job (epoch 0): a spare that becomes
+ * a worker keeps the notice of its own rank, which is a spare's. */
+#define DEATH_POLL_MS 100
+
+static int static_rank(const ftmw_peer *p) {
+  switch (p->kind) {
+  case FTMW_ROLE_WORKER:
+    return p->id;
+  case FTMW_ROLE_MASTER:
+    return p->id == 0 ? 0 : job.W + p->id;
+  default:
+    return 1 + job.W + job.M + p->id;
+  }
+}
+
+/* Reads the notice of p's rank into why (a line, "" if none); the caller
+ * does not hold st.lock (on a shared file system this may take a while). */
+static int death_notice(const char *dir, int rank, char *why, size_t len) {
+  char path[PATH_MAX];
+  if (snprintf(path, sizeof(path), "%s/rank.%d", dir, rank) >= (int)sizeof(path))
+    return 0;
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return 0;
+  int got = fgets(why, (int)len, f) != NULL;
+  fclose(f);
+  if (got)
+    why[strcspn(why, "\n")] = '\0';
+  return got;
+}
+
 int ftmw_launch_wait_joined_locked(ftmw_peer *p, uint64_t deadline) {
+  const char *dir = job.mode == FTMW_MODE_STATIC ? getenv("FTMW_DEATH_DIR") : NULL;
+  if (dir && !*dir)
+    dir = NULL;
   while (p->state == FTMW_PEER_JOINING) {
     uint64_t now = ftmw_now_ms();
+    char why[200], notice[128];
     if (now >= deadline) {
-      char why[64];
       snprintf(why, sizeof(why), "did not connect within %d s",
                FTMW_LAUNCH_WAIT_MS / 1000);
       ftmw_peer_failed_locked(p, 1, why);
       ftmw_log("%s %d %s", ftmw_role_name(p->kind), p->id, why);
       break;
     }
-    ftmw_wait_locked((int64_t)(deadline - now));
+    if (dir && p->epoch == 0) { /* a restored incarnation is another process */
+      uv_mutex_unlock(&st.lock);
+      int dead = death_notice(dir, static_rank(p), notice, sizeof(notice));
+      uv_mutex_lock(&st.lock);
+      if (dead && p->state == FTMW_PEER_JOINING) {
+        snprintf(why, sizeof(why), "died before connecting (%s)", notice);
+        ftmw_peer_failed_locked(p, 1, why);
+        ftmw_log("%s %d %s", ftmw_role_name(p->kind), p->id, why);
+        break;
+      }
+    }
+    int64_t left = (int64_t)(deadline - now);
+    ftmw_wait_locked(dir && left > DEATH_POLL_MS ? DEATH_POLL_MS : left);
   }
   return ftmw_peer_is_up(p);
 }

@@ -7,11 +7,22 @@
  * ftmwrun puts this shim between hydra and each rank on MPICH.
  * The shim ignores hydra's SIGUSR1 failure notice (the rank has its own
  * handler) and passes the usual termination signals on to the rank.
+ *
+ * It also tells the masters of a rank that dies before it has connected to
+ * them (in MPI_Init, or in ft_init: there is no connection yet whose loss
+ * they could see). With FTMW_DEATH_DIR set (ftmwrun sets it, in the
+ * directory the primary writes its status to, which every host shares),
+ * the shim writes there, when its rank ends, a file named after the rank
+ * (rank.N, from OMPI_COMM_WORLD_RANK or PMI_RANK) saying how it ended; a
+ * master waiting for that rank to connect reads it (launch.c) and fails
+ * the rank at once, instead of at the 60 s bound. A rank already
+ * connected is judged by its connection; the file is then ignored.
  * Usage: ftmw-shim PROG [ARGS...] */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,6 +32,32 @@ static volatile pid_t child;
 static void forward(int sig) {
   if (child > 0)
     kill(child, sig);
+}
+
+/* The death notice: written whole under a temporary name, then renamed,
+ * so that a master never reads half of one. Best effort: a notice that
+ * cannot be written leaves the 60 s bound. */
+static void tell_death(int status) {
+  const char *dir = getenv("FTMW_DEATH_DIR");
+  const char *rank = getenv("OMPI_COMM_WORLD_RANK");
+  if (!rank)
+    rank = getenv("PMI_RANK");
+  if (!dir || !*dir || !rank || !*rank)
+    return;
+  char path[4096], tmp[4200];
+  if (snprintf(path, sizeof(path), "%s/rank.%s", dir, rank) >= (int)sizeof(path) ||
+      snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid()) >= (int)sizeof(tmp))
+    return;
+  FILE *f = fopen(tmp, "w");
+  if (!f)
+    return;
+  if (WIFSIGNALED(status))
+    fprintf(f, "pid %d killed by signal %d (%s)\n", (int)child,
+            WTERMSIG(status), strsignal(WTERMSIG(status)));
+  else
+    fprintf(f, "pid %d exited with status %d\n", (int)child, WEXITSTATUS(status));
+  if (fclose(f) != 0 || rename(tmp, path) != 0)
+    unlink(tmp);
 }
 
 int main(int argc, char **argv) {
@@ -48,6 +85,7 @@ int main(int argc, char **argv) {
   while (waitpid(child, &status, 0) < 0)
     if (errno != EINTR)
       return 127;
+  tell_death(status);
   if (WIFSIGNALED(status))
     return 128 + WTERMSIG(status);
   return WEXITSTATUS(status);

@@ -44,7 +44,7 @@ ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 tsan_logs=$PWD/build-test/tsan-reports
 rm -rf "$tsan_logs"; mkdir -p "$tsan_logs"
 TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp report_signal_unsafe=0 report_thread_leaks=0 log_path=$tsan_logs/report" \
-CTEST_ARGS="-L job -R (static|spawn)\.(api|isend_api|posted_api|farm_pipelined_two_kills|farm_posted_two_kills|farm_replicas2_posted_restores|ms_api|big64MiB|busy_between_calls|sigstop_detected|farm_kill_recv\.ack|farm_two_kills|farm_replicas1_restores|multistart_replicas2_restores|replicas1_primary_dies_after_send|replicas2_worker_dies_acked_some_replicas|orphans_exit|pause_whole_job|pause_worker_fenced|pause_primary_fenced|starved_master0_spared|farm_api|farmlayer_time_limit|farmlayer_replicas1_primary_killed|calls|msbcast|abort_master|calls_replicas2_primary_dies|ported_pmandel_two_workers|restore_queued_spawn_stalled)\$" \
+CTEST_ARGS="-L job -R (static|spawn)\.(api|isend_api|posted_api|farm_pipelined_two_kills|farm_posted_two_kills|farm_replicas2_posted_restores|ms_api|big64MiB|busy_between_calls|sigstop_detected|farm_kill_recv\.ack|farm_two_kills|farm_replicas1_restores|multistart_replicas2_restores|replicas1_primary_dies_after_send|replicas2_worker_dies_acked_some_replicas|orphans_exit|pause_whole_job|pause_worker_fenced|pause_primary_fenced|starved_master0_spared|farm_api|farmlayer_time_limit|farmlayer_replicas1_primary_killed|calls|msbcast|abort_master|calls_replicas2_primary_dies|ported_pmandel_two_workers|restore_queued_spawn_stalled|layer_calls_two_workers)\$" \
   run_suite tsan -DFTMW_MPI=openmpi -DFTMW_SANITIZE=thread -DFTMW_BUILD_BENCH=OFF
 reports=$(find "$tsan_logs" -type f | wc -l)
 if [ "$reports" -gt 0 ]; then

@@ -11,7 +11,8 @@
 # leaves those bytes of it out of the comparison. INPUT ("-": none) is
 # both runs' standard input. With RESULT set (an extended regex), only the
 # output lines that match it are compared (with SORTED=1, in any order); with TOLERANCE too, their
-# numbers may differ by that much (a sum whose order MPI leaves open).
+# numbers may differ by that much (a sum whose order MPI leaves open). No
+# line of the port's trace may match TRACE_NONE, if set (an extended regex).
 # Usage: ported.sh FTMWRUN "REF-OPTIONS" "FTMWRUN-OPTIONS" FAULT RESTORES INPUT
 #                  ORIGINAL PORT [ARGS...]
 set -u
@@ -114,4 +115,7 @@ if [ -e "$tmp/ref.file" ] || [ -e "$tmp/port.file" ]; then
 fi
 rest=$(grep -c '"event":"restore_finished"' "$tmp/trace")
 [ "$rest" -eq "$want_rest" ] || { echo "FAIL: $rest restores, want $want_rest"; exit 1; }
+if [ -n "${TRACE_NONE:-}" ] && grep -E "$TRACE_NONE" "$tmp/trace"; then
+  echo "FAIL: trace lines above match '$TRACE_NONE'"; exit 1
+fi
 echo "ported: same output$( [ -e "$tmp/ref.file" ] && echo " and file ($(wc -c < "$tmp/ref.file") bytes)"), $rest restores"
