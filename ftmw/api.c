@@ -102,6 +102,7 @@ static void free_all(void) {
 int ft_finalize(void) {
   if (!st.initialized)
     return ftmw_fail(FT_ERR_NOT_INITIALIZED);
+  ftmw_check_all_heeded();
   if (job.M > 0 && ftmw_is_master()) { /* what ft_is_primary guarded is done */
     uv_mutex_lock(&st.lock);
     ftmw_rep_serve();
@@ -195,8 +196,10 @@ int ft_test(int rank) {
     if (ftmw_is_master())
       ftmw_rep_decide(FTMW_DECIDE_TEST, rank, (uint64_t)failed);
   }
-  if (failed)
+  if (failed) {
     p->unreported = 0;
+    ftmw_heeded(p);
+  }
   uv_mutex_unlock(&st.lock);
   ftmw_ok();
   return failed;
@@ -221,8 +224,10 @@ int ft_testany(void) {
         found = r;
     ftmw_rep_decide(FTMW_DECIDE_TESTANY, found, 0);
   }
-  if (found)
+  if (found) {
     st.workers[found].unreported = 0;
+    ftmw_heeded(&st.workers[found]);
+  }
   uv_mutex_unlock(&st.lock);
   return found;
 }
@@ -238,6 +243,7 @@ int ft_restore(int rank) {
   ftmw_peer *p = ftmw_master_peer(rank);
   if (p == NULL)
     return 0;
+  ftmw_heeded(p); /* whatever the outcome: the program saw the failure */
   uv_mutex_lock(&st.lock);
   ftmw_hold_if_aborting_locked();
   int r;
@@ -323,9 +329,5 @@ void ft_abort(int code) {
   }
   ftmw_log("%s %d called ft_abort(%d): ending the job",
            ftmw_role_name(job.role), job.id, code);
-  ftmw_op op = {.kind = FTMW_OP_ABORT, .code = code};
-  uv_mutex_lock(&st.lock);
-  ftmw_transport_submit(&op, 1);
-  for (;;) /* the loop ends this process (abort.h) */
-    ftmw_wait_locked(-1);
+  ftmw_end_job(code);
 }

@@ -33,14 +33,14 @@ static int send_all(const char *call, int logged, const void *buf, int count,
   for (int r = 1; r <= W; r++) {
     if (logged && (rec[r] = ftmw_ms_record_send(buf, count, type, r,
                                                 FTMW_TAG_BCAST)) == NULL) {
-      err[r] = ft_error();
+      err[r] = ftmw_last_error();
       continue;
     }
     if (together)
       ftmw_send_nowait(call, buf, count, type, r, FTMW_TAG_BCAST, 0, &req[r]);
     else
       ftmw_send(call, buf, count, type, r, FTMW_TAG_BCAST, 1);
-    err[r] = ft_error();
+    err[r] = ftmw_last_error();
   }
   for (int r = 1; r <= W; r++) {
     if (req[r] != FT_REQUEST_NULL) {

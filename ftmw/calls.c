@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define st ftmw_st
 #define job ftmw_job
@@ -59,6 +60,72 @@ int ftmw_source_peer(int source, ftmw_peer **p) {
   return *p ? FT_SUCCESS : FT_ERR_RANK;
 }
 
+/* The thesis' convention stays: a failure is a return value (SPEC 1), and
+ * the program decides what to do. What stops the job is a program that
+ * shows it did not look: one that hands the dead worker its next task, or
+ * ends without a word about it, as a port that only renamed MPI calls
+ * does, would print a stale buffer as a result, or miss results and exit
+ * 0 (calls.h, docs/api.md#errors). */
+static const char *unheeded(const ftmw_peer *p) {
+  if (!ftmw_is_master() || p->kind != FTMW_ROLE_WORKER || job.cfg.errors_return)
+    return NULL;
+  const ftmw_app_peer *a = ftmw_app_of(p);
+  /* ft_error() read since the report: the program looked at failures. */
+  return ftmw_report_read(a->told_report) ? NULL : a->told_by;
+}
+
+static void stop_ignored(const ftmw_peer *p, const char *call, const char *told) {
+  /* Every master makes the same calls: the primary says it once. */
+  if (job.id == __atomic_load_n(&st.primary, __ATOMIC_RELAXED))
+    ftmw_log("%s: worker %d failed (%s returned it), and the program %s "
+             "without looking at the failure (ft_error) or acting on it "
+             "(ft_restore, ms_restore, ft_test, ft_testany): it ignored it, "
+             "and its results could be wrong or incomplete. The job stops "
+             "(status %d). FT_ERRORS=return makes failures return values "
+             "only (docs/api.md#errors)",
+             call, p->id, told,
+             strcmp(call, "ft_finalize") == 0 ? "ended" : "sent to it again",
+             FTMW_EXIT_IGNORED);
+  ftmw_trace("failure_ignored", "\"peer\":%d,\"call\":\"%s\",\"told_by\":\"%s\"",
+             p->id, call, told);
+  ftmw_end_job(FTMW_EXIT_IGNORED);
+}
+
+void ftmw_check_heeded(const ftmw_peer *p, const char *call) {
+  const char *told = unheeded(p);
+  if (told && ftmw_app_of(p)->told_any)
+    stop_ignored(p, call, told);
+}
+
+void ftmw_check_all_heeded(void) {
+  if (!ftmw_is_master())
+    return;
+  for (int r = 1; r <= job.W; r++) {
+    const char *told = unheeded(&st.workers[r]);
+    if (told)
+      stop_ignored(&st.workers[r], "ft_finalize", told);
+  }
+}
+
+void ftmw_told_by_any(const ftmw_peer *p) { ftmw_app_of(p)->told_any = 1; }
+
+void ftmw_heeded(const ftmw_peer *p) {
+  if (ftmw_is_master() && p->kind == FTMW_ROLE_WORKER) {
+    ftmw_app_of(p)->told_by = NULL;
+    ftmw_app_of(p)->told_any = 0;
+  }
+}
+
+void ftmw_end_job(int code) {
+  fflush(stdout);
+  fflush(stderr);
+  ftmw_op op = {.kind = FTMW_OP_ABORT, .code = code & 0xff};
+  uv_mutex_lock(&st.lock);
+  ftmw_transport_submit(&op, 1);
+  for (;;) /* the loop ends this process (abort.h) */
+    ftmw_wait_locked(-1);
+}
+
 /* For the master-only calls that name one worker: the worker's peer, or
  * NULL with the error set (not initialized, not a master, bad rank). */
 ftmw_peer *ftmw_master_peer(int rank) {
@@ -88,8 +155,8 @@ int ftmw_check_buffer(const void *buf, int count, FT_Datatype type,
 }
 
 /* What a send names (see calls.h). */
-ftmw_peer *ftmw_send_target(const void *buf, int count, FT_Datatype type,
-                            int dest, int tag, size_t *bytes) {
+ftmw_peer *ftmw_send_target(const char *call, const void *buf, int count,
+                            FT_Datatype type, int dest, int tag, size_t *bytes) {
   int rc = !st.initialized ? FT_ERR_NOT_INITIALIZED
                            : ftmw_check_buffer(buf, count, type, bytes);
   if (rc == FT_SUCCESS && tag < 0)
@@ -98,7 +165,10 @@ ftmw_peer *ftmw_send_target(const void *buf, int count, FT_Datatype type,
     ftmw_fail(rc);
     return NULL;
   }
-  return ftmw_peer_of(dest);
+  ftmw_peer *p = ftmw_peer_of(dest);
+  if (p)
+    ftmw_check_heeded(p, call);
+  return p;
 }
 
 /* Reports p's failure from the API call named call (st.lock held): clears
@@ -107,6 +177,10 @@ ftmw_peer *ftmw_send_target(const void *buf, int count, FT_Datatype type,
 int ftmw_report_failure_locked(ftmw_peer *p, const char *call) {
   ftmw_hold_if_aborting_locked();
   p->unreported = 0;
+  if (ftmw_is_master() && p->kind == FTMW_ROLE_WORKER) {
+    ftmw_app_of(p)->told_by = call;
+    ftmw_app_of(p)->told_report = ftmw_note_report();
+  }
   ftmw_trace("failure_reported",
              "\"peer\":\"%s %d\",\"call\":\"%s\",\"latency_ms\":%.3f",
              ftmw_role_name(p->kind), p->id, call,

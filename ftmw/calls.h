@@ -29,6 +29,13 @@ typedef struct ftmw_app_peer {
   ftmw_posts posts;
   ftmw_mslog log;     /* the ms_* calls to it */
   uint32_t app_epoch; /* the incarnation ft_restore last gave */
+  /* The call that last told the program of its failure, until the
+   * program heeds it (ft_error, ft_restore, ms_restore, ft_test,
+   * ft_testany: see ftmw_check_heeded); NULL when there is none to heed.
+   * told_any: one of those calls was an FT_ANY_SOURCE receive. */
+  const char *told_by;
+  int told_any;
+  unsigned long told_report; /* its number (ftmw_note_report) */
 } ftmw_app_peer;
 
 /* Sets up (ft_init, once W is known) and frees (ft_finalize) the state of
@@ -52,6 +59,31 @@ ftmw_peer *ftmw_peer_of(int rank);
  * rank. */
 int ftmw_source_peer(int source, ftmw_peer **p);
 
+/* FT_ERRORS=checked (the default): a master whose program was told of
+ * worker p's failure (a call returned it) and has not heeded it since
+ * (read a failure with ft_error, or called ft_restore, ms_restore, ft_test
+ * or ft_testany for p) ignored it when it ends
+ * (ft_finalize: ftmw_check_all_heeded), or when it sends to p (call)
+ * after an FT_ANY_SOURCE receive told it (ftmw_check_heeded: a farm
+ * handing the next task to whoever "answered"). Any other call that names
+ * p may: the thesis' own programs send twice to a failed worker and
+ * restore it at the second report. The job then stops, status
+ * FTMW_EXIT_IGNORED, with a line naming both calls. Nothing in a worker,
+ * or with FT_ERRORS=return. */
+#define FTMW_EXIT_IGNORED 5
+void ftmw_check_heeded(const ftmw_peer *p, const char *call);
+void ftmw_check_all_heeded(void);
+
+/* An FT_ANY_SOURCE receive told the program of p's failure. */
+void ftmw_told_by_any(const ftmw_peer *p);
+
+/* Ends the whole job with status code (ft_abort's end, abort.h): every
+ * process it reaches exits with it. Does not return. */
+void ftmw_end_job(int code) __attribute__((noreturn));
+
+/* The program heeded p's failure (see above). */
+void ftmw_heeded(const ftmw_peer *p);
+
 /* The worker a master-only call names, or NULL with the error set (not
  * initialized, not a master, bad rank). */
 ftmw_peer *ftmw_master_peer(int rank);
@@ -61,11 +93,12 @@ ftmw_peer *ftmw_master_peer(int rank);
 int ftmw_check_buffer(const void *buf, int count, FT_Datatype type,
                       size_t *bytes);
 
-/* What a send (ft_send, ft_isend, ms_send) names: checks its arguments
- * and returns the peer (bytes: the data's size), or NULL with the error
- * set. */
-ftmw_peer *ftmw_send_target(const void *buf, int count, FT_Datatype type,
-                            int dest, int tag, size_t *bytes);
+/* What a send (ft_send, ft_isend, ms_send; call: its name) names: checks
+ * its arguments and returns the peer (bytes: the data's size), or NULL
+ * with the error set. Stops the job if the send ignores a failure
+ * (ftmw_check_heeded). */
+ftmw_peer *ftmw_send_target(const char *call, const void *buf, int count,
+                            FT_Datatype type, int dest, int tag, size_t *bytes);
 
 /* Reports p's failure from the API call named call: clears p's pending
  * report and traces the call's name (failure_reported). Returns the

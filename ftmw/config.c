@@ -83,6 +83,15 @@ int ftmw_config_parse(ftmw_config *c, ftmw_getenv_fn get, char *err,
     }
     memcpy(c->iface, i, n + 1);
   }
+  const char *e = get("FT_ERRORS");
+  if (e != NULL) {
+    if (strcmp(e, "return") != 0 && strcmp(e, "checked") != 0) {
+      snprintf(err, errlen, "FT_ERRORS=\"%s\" is invalid: expected \"checked\" "
+               "(a failure the program ignores stops the job) or \"return\"", e);
+      return -1;
+    }
+    c->errors_return = strcmp(e, "return") == 0;
+  }
   const char *f = get("FT_FAULT");
   if (f != NULL) {
     if (strlen(f) >= sizeof(c->fault)) {

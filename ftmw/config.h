@@ -41,6 +41,7 @@ typedef struct {
   int trace_data;   /* FT_TRACE_DATA: trace every Nth data message; 0 off */
   int spawn_timeout_ms; /* FT_SPAWN_TIMEOUT_MS */
   int eager_limit;  /* FT_EAGER_LIMIT: bytes; 0: every send acknowledged */
+  int errors_return; /* FT_ERRORS=return; 0: checked (calls.h) */
   uint64_t max_message;
   char hostfile[FTMW_PATH_MAX]; /* FT_HOSTFILE, "" when unset */
   char iface[16];               /* FT_IFACE: masters listen on its IPv4

@@ -5,6 +5,9 @@
 #include <stdlib.h>
 
 static _Thread_local int last_error = FT_ERR_NOT_INITIALIZED;
+/* Failures reported to the program, and their count when it last read a
+ * failure (ft_error): see ftmw_note_report. */
+static _Thread_local unsigned long reports, reports_read;
 static int init_failed; /* ft_init returned -1 */
 
 void ftmw_init_failed(void) { init_failed = 1; }
@@ -24,7 +27,17 @@ int ftmw_fail(int code) {
 
 void ftmw_ok(void) { last_error = FT_SUCCESS; }
 
-int ft_error(void) { return last_error; }
+int ft_error(void) {
+  if (last_error != FT_SUCCESS)
+    reports_read = reports;
+  return last_error;
+}
+
+int ftmw_last_error(void) { return last_error; }
+
+unsigned long ftmw_note_report(void) { return ++reports; }
+
+int ftmw_report_read(unsigned long n) { return reports_read >= n; }
 
 const char *ft_strerror(int code) {
   switch (code) {

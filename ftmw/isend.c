@@ -202,7 +202,7 @@ int ftmw_isend(const char *call, const void *buf, int count, FT_Datatype type,
   if (req)
     *req = FT_REQUEST_NULL;
   size_t bytes;
-  ftmw_peer *p = ftmw_send_target(buf, count, type, dest, tag, &bytes);
+  ftmw_peer *p = ftmw_send_target(call, buf, count, type, dest, tag, &bytes);
   if (p == NULL)
     return 0;
   return ftmw_isend_checked(call, p, buf, bytes, count, dest, tag, flags,
@@ -243,7 +243,7 @@ int ftmw_isend_pieces(const char *call, ftmw_peer *p, int dest, int tag,
   r->bytes = bytes;
   r->release = release; /* r gives the pieces back from now on */
   return send_request(call, r, p, flags, NULL) > 0 ||
-         (bytes == 0 && ft_error() == FT_SUCCESS);
+         (bytes == 0 && ftmw_last_error() == FT_SUCCESS);
 }
 
 /* The outcome of settled request r (st.lock held): FT_SUCCESS, or its

@@ -44,7 +44,7 @@ static ftmw_mslog_call *new_record(int kind, void *buf, int count,
  * communicated or reported the worker's failure; frees it otherwise.
  * Leaves the operation's result (n and ft_error()) as it was. */
 static int record(ftmw_mslog_call *c, int rank, int n) {
-  int error = ft_error();
+  int error = ftmw_last_error();
   if (rank >= 1 && rank <= job.W &&
       (error == FT_SUCCESS || error == FT_ERR_PEER_FAILED)) {
     ftmw_mslog *log = &ftmw_app_of(&st.workers[rank])->log;
@@ -96,7 +96,7 @@ static int ms_recv_call(const char *call, void *buf, int count,
   ftmw_mslog_call *c =
       new_record(FTMW_MSLOG_RECV, buf, count, type, source, tag);
   if (c == NULL) {
-    ftmw_set_status(status, source, tag, 0, ft_error());
+    ftmw_set_status(status, source, tag, 0, ftmw_last_error());
     return 0;
   }
   int n = ftmw_recv(call, buf, count, type, source, tag, status);
@@ -104,7 +104,7 @@ static int ms_recv_call(const char *call, void *buf, int count,
    * may not have been waiting for that worker at all: replaying it as a
    * receive from the worker could wait for ever. It is not logged; after
    * ms_restore the program receives again (docs/logging.md). */
-  if (source == FT_ANY_SOURCE && ft_error() != FT_SUCCESS) {
+  if (source == FT_ANY_SOURCE && ftmw_last_error() != FT_SUCCESS) {
     ftmw_mslog_call_free(c);
     return n;
   }
@@ -147,7 +147,7 @@ static int replay_op(void *ctx, int kind, ftmw_mslog_call *c) {
     ftmw_wait("ms_restore", rank);
     break;
   }
-  return ft_error();
+  return ftmw_last_error();
 }
 
 /* ms_restore, and ms_irestore (!wait_last). */

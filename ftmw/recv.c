@@ -331,6 +331,9 @@ static int recv_from(recv_want *w, int source, int *timed) {
   ftmw_fault_hit(FTMW_FAULT_RECV_ENTER);
   uv_mutex_lock(&st.lock);
   int n = complete(w);
+  if (n < 0 && source == FT_ANY_SOURCE && ftmw_is_master() && w->rank >= 1 &&
+      ftmw_last_error() == FT_ERR_PEER_FAILED)
+    ftmw_told_by_any(&st.workers[w->rank]);
   if (timed)
     *timed = w->timed_out;
   return n < 0 ? 0 : n;
@@ -606,7 +609,7 @@ int ftmw_wait(const char *call, int rank) {
   if (q == NULL)
     return ftmw_fail(FT_ERR_NOT_POSTED);
   int n = ftmw_recv(call, q->buf, q->count, q->type, rank, q->tag, NULL);
-  int error = ft_error();
+  int error = ftmw_last_error();
   if (error != FT_ERR_TRUNCATE)
     post_done(p, error);
   return n;
@@ -630,7 +633,7 @@ int ft_waitany(int *rank) {
   recv_want w = {.call = "ft_waitany", .from = FROM_POSTED};
   uv_mutex_lock(&st.lock);
   int n = complete(&w);
-  int error = ft_error();
+  int error = ftmw_last_error();
   *rank = w.rank;
   if (w.rank >= 1 && error != FT_ERR_TRUNCATE)
     post_done(&st.workers[w.rank], error);

@@ -52,7 +52,7 @@ static int send_data_locked(const char *call, ftmw_peer *p, uint64_t seq,
 int ftmw_send(const char *call, const void *buf, int count, FT_Datatype type,
               int dest, int tag, int sync) {
   size_t bytes;
-  ftmw_peer *p = ftmw_send_target(buf, count, type, dest, tag, &bytes);
+  ftmw_peer *p = ftmw_send_target(call, buf, count, type, dest, tag, &bytes);
   if (p == NULL)
     return 0;
   int eager = !sync && bytes <= (size_t)job.cfg.eager_limit;
@@ -129,7 +129,7 @@ int ftmw_send_nowait(const char *call, const void *buf, int count,
   if (req && (r = ftmw_request_settled(p, dest, tag, count)) == NULL)
     return ftmw_fail(FT_ERR_NOMEM);
   int n = ftmw_send(call, buf, count, type, dest, tag, 1);
-  int rc = ft_error();
+  int rc = ftmw_last_error();
   if (r) {
     ftmw_request_keep(r, rc == FT_SUCCESS);
     if (rc == FT_SUCCESS)
@@ -159,8 +159,8 @@ static int isend_gathered(const char *call, int dest, int tag,
   }
   int ok = ftmw_send_nowait(call, one ? one : b, (int)bytes, FT_BYTE, dest,
                             tag, FTMW_FLAG_LAZY, NULL) > 0 ||
-           (bytes == 0 && ft_error() == FT_SUCCESS);
-  int rc = ft_error();
+           (bytes == 0 && ftmw_last_error() == FT_SUCCESS);
+  int rc = ftmw_last_error();
   free(b);
   return ok ? 1 : ftmw_fail(rc);
 }
@@ -182,7 +182,7 @@ int ftmw_isend_owned(const char *call, int dest, int tag, const void *head,
   else if (bytes > (size_t)INT32_MAX)
     ftmw_fail(FT_ERR_TOO_BIG);
   else /* the usual checks; the buffer, checked above, is not NULL */
-    p = ftmw_send_target(&bytes, (int)bytes, FT_BYTE, dest, tag, &checked);
+    p = ftmw_send_target(call, &bytes, (int)bytes, FT_BYTE, dest, tag, &checked);
   if (p != NULL && job.M == 0) /* gives the pieces back itself */
     return ftmw_isend_pieces(call, p, dest, tag, head, headlen, pieces, n,
                              bytes, release, flags);
@@ -232,8 +232,8 @@ int ft_sendrecv(const void *sendbuf, int sendcount, FT_Datatype sendtype,
   if (rc != FT_SUCCESS)
     return ftmw_fail(rc);
   if (ftmw_send(call, sendbuf, sendcount, sendtype, dest, sendtag, 0) == 0 &&
-      ft_error() != FT_SUCCESS) {
-    ftmw_set_status(status, dest, sendtag, 0, ft_error());
+      ftmw_last_error() != FT_SUCCESS) {
+    ftmw_set_status(status, dest, sendtag, 0, ftmw_last_error());
     return 0;
   }
   return ftmw_recv(call, recvbuf, recvcount, recvtype, source, recvtag,

@@ -172,8 +172,11 @@ static void failed(const char *call, int err, int who) {
 }
 
 void lmatch_recover(int w) {
-  /* The dead incarnation's messages still queued are its own: taken
-   * (and counted) before its successor's come. */
+  /* The layer heeds the failure (ft_test: FT_ERRORS=checked would stop a
+   * job that names a worker it was told had failed, calls.h) and takes
+   * the dead incarnation's messages still queued, its own, counted
+   * before its successor's come. */
+  ft_test(w);
   for (;;) {
     int flag = 0, timed;
     ftmw_msg *m;

@@ -29,6 +29,7 @@ Test(config, defaults, .timeout = 5) {
   cr_assert_eq(c.timeout_ms, FTMW_DEFAULT_TIMEOUT_MS);
   cr_assert_eq(c.spawn_timeout_ms, FTMW_DEFAULT_SPAWN_TIMEOUT_MS);
   cr_assert_eq(c.eager_limit, FTMW_DEFAULT_EAGER_LIMIT);
+  cr_assert_eq(c.errors_return, 0); /* FT_ERRORS=checked */
   cr_assert(c.max_message >= ((uint64_t)1 << 30));
 }
 
@@ -38,12 +39,14 @@ Test(config, valid_values, .timeout = 5) {
   const char *const t[] = {"FT_NUM_SLAVES", "16", "FT_HEARTBEAT_MS", "50",
                            "FT_TIMEOUT_MS", "100", "FT_FAULT", "recv.ack:2@3/1",
                            "FT_TRACE_DATA", "100", "FT_SPAWN_TIMEOUT_MS", "2500",
-                           "FT_IFACE", "eth0.12", "FT_EAGER_LIMIT", "0", NULL};
+                           "FT_IFACE", "eth0.12", "FT_EAGER_LIMIT", "0",
+                           "FT_ERRORS", "return", NULL};
   cr_assert_eq(parse(t, &c, err), 0, "%s", err);
   cr_assert_eq(c.workers, 16);
   cr_assert_eq(c.spawn_timeout_ms, 2500);
   cr_assert_eq(c.trace_data, 100);
   cr_assert_eq(c.eager_limit, 0);
+  cr_assert_eq(c.errors_return, 1);
   cr_assert_str_eq(c.fault, "recv.ack:2@3/1");
   cr_assert_str_eq(c.iface, "eth0.12");
 }
@@ -76,6 +79,8 @@ Test(config, invalid_values_name_the_variable, .timeout = 5) {
       {"FT_IFACE", "", "FT_IFACE"},
       {"FT_IFACE", "eth0; rm", "FT_IFACE"},
       {"FT_IFACE", "a-name-of-16-chr", "FT_IFACE"}, /* IFNAMSIZ is 16 */
+      {"FT_ERRORS", "fatal", "FT_ERRORS"},
+      {"FT_ERRORS", "", "FT_ERRORS"},
   };
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     ftmw_config c;
