@@ -587,9 +587,14 @@ int ftmw_launch_init(int *argc, char ***argv) {
                job.W, job.S, job.M);
     return 1;
   }
+  /* A spare's role may change while it connects: the primary can
+   * activate it as soon as it has joined, and then job.role says worker
+   * (transport.c). It is still a spare's start: spare_wait sees the
+   * activation, and ft_init returns 0, a restored worker's value. */
+  int spare = job.role == FTMW_ROLE_SPARE;
   if (connect_masters(s.masters) != 0)
     return -1;
-  if (job.role == FTMW_ROLE_SPARE)
+  if (spare)
     return spare_wait();
   ftmw_trace("launch", "\"restored\":%d", rc == 0);
   return rc;
