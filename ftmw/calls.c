@@ -93,7 +93,7 @@ static void stop_ignored(const ftmw_peer *p, const char *call, const char *told)
 
 void ftmw_check_heeded(const ftmw_peer *p, const char *call) {
   const char *told = unheeded(p);
-  if (told && ftmw_app_of(p)->told_any)
+  if (told && ftmw_app_of(p)->told_how == FTMW_TOLD_ANY)
     stop_ignored(p, call, told);
 }
 
@@ -102,17 +102,19 @@ void ftmw_check_all_heeded(void) {
     return;
   for (int r = 1; r <= job.W; r++) {
     const char *told = unheeded(&st.workers[r]);
-    if (told)
+    if (told && ftmw_app_of(&st.workers[r])->told_how)
       stop_ignored(&st.workers[r], "ft_finalize", told);
   }
 }
 
-void ftmw_told_by_any(const ftmw_peer *p) { ftmw_app_of(p)->told_any = 1; }
+void ftmw_told_by_recv(const ftmw_peer *p, int any) {
+  ftmw_app_of(p)->told_how = any ? FTMW_TOLD_ANY : FTMW_TOLD_RECV;
+}
 
 void ftmw_heeded(const ftmw_peer *p) {
   if (ftmw_is_master() && p->kind == FTMW_ROLE_WORKER) {
     ftmw_app_of(p)->told_by = NULL;
-    ftmw_app_of(p)->told_any = 0;
+    ftmw_app_of(p)->told_how = 0;
   }
 }
 
@@ -179,6 +181,7 @@ int ftmw_report_failure_locked(ftmw_peer *p, const char *call) {
   p->unreported = 0;
   if (ftmw_is_master() && p->kind == FTMW_ROLE_WORKER) {
     ftmw_app_of(p)->told_by = call;
+    ftmw_app_of(p)->told_how = 0; /* a receive says so after (recv.c) */
     ftmw_app_of(p)->told_report = ftmw_note_report();
   }
   ftmw_trace("failure_reported",

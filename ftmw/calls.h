@@ -31,10 +31,9 @@ typedef struct ftmw_app_peer {
   uint32_t app_epoch; /* the incarnation ft_restore last gave */
   /* The call that last told the program of its failure, until the
    * program heeds it (ft_error, ft_restore, ms_restore, ft_test,
-   * ft_testany: see ftmw_check_heeded); NULL when there is none to heed.
-   * told_any: one of those calls was an FT_ANY_SOURCE receive. */
+   * ft_testany: see ftmw_check_heeded); NULL when there is none to heed. */
   const char *told_by;
-  int told_any;
+  int told_how; /* 0 a send's or probe's report, else FTMW_TOLD_* */
   unsigned long told_report; /* its number (ftmw_note_report) */
 } ftmw_app_peer;
 
@@ -60,22 +59,24 @@ ftmw_peer *ftmw_peer_of(int rank);
 int ftmw_source_peer(int source, ftmw_peer **p);
 
 /* FT_ERRORS=checked (the default): a master whose program was told of
- * worker p's failure (a call returned it) and has not heeded it since
- * (read a failure with ft_error, or called ft_restore, ms_restore, ft_test
- * or ft_testany for p) ignored it when it ends
- * (ft_finalize: ftmw_check_all_heeded), or when it sends to p (call)
+ * worker p's failure by a receive (a result it waited for will not come)
+ * and has not heeded it since (read a failure with ft_error, or called
+ * ft_restore, ms_restore, ft_test or ft_testany for p) ignored it when it
+ * ends (ft_finalize: ftmw_check_all_heeded), or when it sends to p (call)
  * after an FT_ANY_SOURCE receive told it (ftmw_check_heeded: a farm
- * handing the next task to whoever "answered"). Any other call that names
- * p may: the thesis' own programs send twice to a failed worker and
- * restore it at the second report. The job then stops, status
+ * handing the next task to whoever "answered"). A send's report alone
+ * costs no result (a goodbye to a worker that died), and any other call
+ * may name p again: the thesis' own programs send twice to a failed
+ * worker and restore it at the second report. The job then stops, status
  * FTMW_EXIT_IGNORED, with a line naming both calls. Nothing in a worker,
  * or with FT_ERRORS=return. */
+enum { FTMW_TOLD_RECV = 1, FTMW_TOLD_ANY = 2 };
 #define FTMW_EXIT_IGNORED 5
 void ftmw_check_heeded(const ftmw_peer *p, const char *call);
 void ftmw_check_all_heeded(void);
 
-/* An FT_ANY_SOURCE receive told the program of p's failure. */
-void ftmw_told_by_any(const ftmw_peer *p);
+/* A receive (any: from FT_ANY_SOURCE) told the program of p's failure. */
+void ftmw_told_by_recv(const ftmw_peer *p, int any);
 
 /* Ends the whole job with status code (ft_abort's end, abort.h): every
  * process it reaches exits with it. Does not return. */

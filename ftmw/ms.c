@@ -108,6 +108,14 @@ static int ms_recv_call(const char *call, void *buf, int count,
     ftmw_mslog_call_free(c);
     return n;
   }
+  /* From any worker, with another tag than its task's: its answer, which
+   * takes the task out of its log (mslog.h: a farm). */
+  if (source == FT_ANY_SOURCE && status->source >= 1 && status->source <= job.W &&
+      ftmw_mslog_answered(&ftmw_app_of(&st.workers[status->source])->log,
+                          status->tag)) {
+    ftmw_mslog_call_free(c);
+    return n;
+  }
   return record(c, status->source, n);
 }
 

@@ -136,6 +136,25 @@ void ftmw_mslog_add(ftmw_mslog *log, ftmw_mslog_call *c) {
     log->cur = n;
 }
 
+int ftmw_mslog_answered(ftmw_mslog *log, int tag) {
+  ftmw_mslog_node *n = log->cur;
+  if (n == NULL || alone(n->tag) || n->tag == tag)
+    return 0;
+  ftmw_qnode *q;
+  ftmw_q_foreach(q, &n->calls) {
+    ftmw_mslog_call *c = FTMW_CONTAINER_OF(q, ftmw_mslog_call, node);
+    if (c->kind == FTMW_MSLOG_SEND && c->state == FTMW_MSLOG_OK) {
+      ftmw_q_remove(&c->node);
+      n->ncalls--;
+      log->ncalls--;
+      log->bytes -= call_size(c);
+      free(c);
+      return 1;
+    }
+  }
+  return 0;
+}
+
 void ftmw_mslog_posted_done(ftmw_mslog *log, int ok) {
   ftmw_mslog_call *c = log->posted;
   if (c == NULL)

@@ -303,6 +303,9 @@ static int complete(recv_want *w) {
       uv_mutex_unlock(&st.lock);
       ftmw_set_status(w->status, w->rank, w->tag, 0, rc);
       ftmw_fail(rc);
+      /* A result the program waited for will not come (FT_ERRORS). */
+      if (rc == FT_ERR_PEER_FAILED && ftmw_is_master() && w->rank >= 1)
+        ftmw_told_by_recv(&st.workers[w->rank], w->from == FROM_ANY);
       return -1;
     }
     int64_t ms = -1;
@@ -331,9 +334,6 @@ static int recv_from(recv_want *w, int source, int *timed) {
   ftmw_fault_hit(FTMW_FAULT_RECV_ENTER);
   uv_mutex_lock(&st.lock);
   int n = complete(w);
-  if (n < 0 && source == FT_ANY_SOURCE && ftmw_is_master() && w->rank >= 1 &&
-      ftmw_last_error() == FT_ERR_PEER_FAILED)
-    ftmw_told_by_any(&st.workers[w->rank]);
   if (timed)
     *timed = w->timed_out;
   return n < 0 ? 0 : n;

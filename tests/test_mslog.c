@@ -3,7 +3,9 @@
  *
  * A sequence is a string of calls to one worker, in order: S (ms_send),
  * R (ms_recv) or I (ms_irecv), then the tag (a number, or * for
- * FT_ANY_TAG), or B (ms_bcast's send, no tag); then the outcome: nothing for success (an I stays posted),
+ * FT_ANY_TAG), or B (ms_bcast's send, no tag), or A and a tag (an
+ * ms_recv from FT_ANY_SOURCE that brought this worker's message with that
+ * tag: ftmw_mslog_answered, else logged as R); then the outcome: nothing for success (an I stays posted),
  * "!" when the call reported the worker's failure, and for an I, "w" when
  * its ft_wait completed and "f" when its ft_wait reported the failure. The
  * plan is written as the positions of the replayed calls, from 0. */
@@ -28,9 +30,10 @@ static void play(ftmw_mslog *log, const char *seq) {
       continue;
     }
     int kind = *s == 'S' || *s == 'B' ? FTMW_MSLOG_SEND
-             : *s == 'R' ? FTMW_MSLOG_RECV
+             : *s == 'R' || *s == 'A' ? FTMW_MSLOG_RECV
              : FTMW_MSLOG_IRECV;
-    cr_assert(strchr("SRIB", *s), "bad token in '%s'", seq);
+    cr_assert(strchr("SRIBA", *s), "bad token in '%s'", seq);
+    int answer = *s == 'A';
     int tag = FT_ANY_TAG;
     if (*s++ == 'B')
       tag = FTMW_TAG_BCAST;
@@ -46,6 +49,11 @@ static void play(ftmw_mslog *log, const char *seq) {
     if (*s == '!') {
       c->state = FTMW_MSLOG_FAILED;
       s++;
+    }
+    if (answer && ftmw_mslog_answered(log, tag)) {
+      ftmw_mslog_call_free(c);
+      pos++;
+      continue;
     }
     ftmw_mslog_add(log, c);
     if (kind == FTMW_MSLOG_IRECV && c->state != FTMW_MSLOG_FAILED) {
@@ -113,6 +121,15 @@ static const struct {
     {"posted irecv failed at wait", "S2 I2f", "0 1"},
     {"posted irecv still pending", "S2 I2 S3!", "0 1 2"},
     {"irecv failed when posted", "S2 I2!", "0 1"},
+    /* A farm: tasks with one tag, results from FT_ANY_SOURCE with another.
+     * An answer takes its task out; set-up and unanswered tasks stay. */
+    {"farm: answered tasks leave", "S1 A2 S1 A2 S1!", "4"},
+    {"farm: set-up kept, the unanswered task replayed", "S9 S1 A2 S1 A2 S1", "0 5"},
+    {"farm: answered before the failure", "S9 S1 A2", "0"},
+    {"farm: tasks in flight answered oldest first", "S1 S1 A2 S1", "1 3"},
+    {"farm: a failed send is replayed", "S1 A2 S1!", "2"},
+    {"answer with the task's tag joins its cycle", "S1 A1 S1!", "0 1 2"},
+    {"no task to answer: logged as a receive", "R* A2", "0 1"},
 };
 
 Test(mslog, replay_plans, .timeout = 5) {

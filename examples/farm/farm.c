@@ -9,6 +9,10 @@
  * The results are taken with ft_recv(FT_ANY_SOURCE) or, with --posted,
  * by receives posted with ft_irecv, one per task in flight (a ring of K
  * buffers per worker), completed by ft_waitany.
+ * With --ms the master keeps no books at all: tasks go out with ms_send,
+ * results come with ms_recv(FT_ANY_SOURCE), and a failed worker is
+ * ms_restore'd, whose replay gives the new worker its unanswered task
+ * (docs/logging.md, "A farm").
  * The printed checksum depends only on the tasks, so it is the same
  * whether or not workers die. */
 #include <ftmw.h>
@@ -47,7 +51,7 @@ static uint64_t compute(int64_t id, uint64_t seed, long work_us) {
 static void usage(FILE *f) {
   fprintf(f,
           "Usage: farm [--tasks N] [--work-us U] [--seed S] [--pipeline K]\n"
-          "            [--posted] [--every-master]\n"
+          "            [--posted | --ms] [--every-master]\n"
           "Run it with ftmwrun, e.g.: ftmwrun -w 4 farm --tasks 1000\n"
           "  --tasks N       number of tasks (default 200)\n"
           "  --work-us U     simulated work per task, microseconds (default 1000)\n"
@@ -57,6 +61,8 @@ static void usage(FILE *f) {
           "  --posted        results taken by receives posted with ft_irecv (one\n"
           "                  per task in flight) and ft_waitany, not by\n"
           "                  ft_recv(FT_ANY_SOURCE)\n"
+          "  --ms            one task in flight per worker, no bookkeeping: the\n"
+          "                  ms_* log gives a restored worker its unanswered task\n"
           "  --every-master  with master replicas (ftmwrun -m), every master\n"
           "                  prints the result, not only the primary (tests)\n"
           "  --mark-task ID --mark-file F\n"
@@ -204,6 +210,87 @@ static int next_result(farm_t *f, result_t *res, FT_Status *st) {
   return 1;
 }
 
+/* The end of a run: the workers told to stop, the counts and the checksum
+ * printed (by the primary, or --every-master). */
+static void report(int W, int every_master, double t0, int64_t ntasks, int64_t ndone,
+                   int failures, int restores, int64_t duplicates, uint64_t checksum,
+                   double mark_mono) {
+  double secs = now_mono() - t0;
+  for (int r = 1; r <= W; r++)
+    if (!ft_test(r))
+      ft_send(NULL, 0, FT_LONG_LONG, r, TAG_STOP);
+  if (every_master || ft_is_primary()) {
+    printf("tasks %" PRId64 "/%" PRId64 " failures %d restores %d duplicates %" PRId64 "\n",
+           ndone, ntasks, failures, restores, duplicates);
+    printf("checksum %016" PRIx64 "\n", checksum);
+    printf("time %.6f\ntasks_per_s %.1f\n", secs, (double)ndone / secs);
+    if (mark_mono > 0)
+      printf("mark_result_mono %.6f\n", mark_mono);
+  }
+}
+
+/* --ms: worker r's next task, if any is left, with ms_send. A send that
+ * reports r's failure is logged all the same, and ms_restore gives the
+ * task to the new worker. Returns 0 when r is lost with its task. */
+static int ms_give(int r, int64_t *next, int64_t ntasks, int *failures, int *restores) {
+  if (*next >= ntasks)
+    return 1;
+  int64_t t = (*next)++;
+  if (ms_send(&t, 1, FT_LONG_LONG, r, TAG_TASK))
+    return 1;
+  (*failures)++;
+  if (!ms_restore(r))
+    return 0;
+  (*restores)++;
+  return 1;
+}
+
+static int ms_master(int W, int64_t ntasks, int every_master) {
+  char *done = calloc((size_t)ntasks, 1);
+  if (done == NULL)
+    return 1;
+  int failures = 0, restores = 0, rc = 1, r = 0;
+  int64_t next = 0, ndone = 0, duplicates = 0;
+  uint64_t checksum = 0;
+  double t0 = now_mono();
+  for (r = 1; r <= W; r++)
+    if (!ms_give(r, &next, ntasks, &failures, &restores))
+      goto lost;
+  while (ndone < ntasks) {
+    result_t res;
+    FT_Status st;
+    if (!ms_recv(&res, (int)sizeof(res), FT_BYTE, FT_ANY_SOURCE, TAG_RESULT, &st)) {
+      if (ft_error() != FT_ERR_PEER_FAILED) {
+        fprintf(stderr, "farm: receive failed: %s\n", ft_strerror(ft_error()));
+        goto out;
+      }
+      failures++; /* its unanswered task goes to the new worker */
+      if (!ms_restore(r = st.source))
+        goto lost;
+      restores++;
+      continue;
+    }
+    if (res.id < 0 || res.id >= ntasks || done[res.id]) {
+      duplicates++;
+      continue;
+    }
+    done[res.id] = 1;
+    ndone++;
+    checksum += res.value;
+    if (!ms_give(r = st.source, &next, ntasks, &failures, &restores))
+      goto lost;
+  }
+  report(W, every_master, t0, ntasks, ndone, failures, restores, duplicates, checksum, 0);
+  rc = duplicates == 0 ? 0 : 1;
+  goto out;
+lost:
+  fprintf(stderr, "farm: worker %d could not be restored (%s), and its task "
+          "went with it\n", r, ft_strerror(ft_error()));
+out:
+  free(done);
+  return rc;
+}
+
 static int master(int W, int K, int64_t ntasks, int every_master, int posted) {
   farm_t f = {.W = W, .K = K, .posted = posted};
   f.ring = malloc(((size_t)W + 1) * (size_t)K * sizeof(result_t));
@@ -253,18 +340,8 @@ static int master(int W, int K, int64_t ntasks, int every_master, int posted) {
     dispatch(&f, r);
     dispatch_all(&f); /* a restored worker, once the others have theirs */
   }
-  double secs = now_mono() - t0;
-  for (int r = 1; r <= W; r++)
-    if (!ft_test(r))
-      ft_send(NULL, 0, FT_LONG_LONG, r, TAG_STOP);
-  if (every_master || ft_is_primary()) {
-    printf("tasks %" PRId64 "/%" PRId64 " failures %d restores %d duplicates %" PRId64 "\n",
-           ndone, ntasks, f.failures, f.restores, duplicates);
-    printf("checksum %016" PRIx64 "\n", checksum);
-    printf("time %.6f\ntasks_per_s %.1f\n", secs, (double)ndone / secs);
-    if (mark_mono > 0)
-      printf("mark_result_mono %.6f\n", mark_mono);
-  }
+  report(W, every_master, t0, ntasks, ndone, f.failures, f.restores, duplicates, checksum,
+         mark_mono);
   free(f.queue);
   free(f.held);
   free(f.nheld);
@@ -287,15 +364,16 @@ int main(int argc, char **argv) {
                                        {"pipeline", required_argument, 0, 'k'},
                                        {"every-master", no_argument, 0, 'e'},
                                        {"posted", no_argument, 0, 'p'},
+                                       {"ms", no_argument, 0, 'm'},
                                        {"mark-task", required_argument, 0, 'M'},
                                        {"mark-file", required_argument, 0, 'F'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
-  int c, bad = 0, every_master = 0, posted = 0;
+  int c, bad = 0, every_master = 0, posted = 0, ms = 0;
   char *end;
-  while ((c = getopt_long(argc, argv, "t:u:s:k:eph", opts, NULL)) != -1) {
-    if (c == 'e' || c == 'p') {
-      *(c == 'e' ? &every_master : &posted) = 1;
+  while ((c = getopt_long(argc, argv, "t:u:s:k:epmh", opts, NULL)) != -1) {
+    if (c == 'e' || c == 'p' || c == 'm') {
+      *(c == 'e' ? &every_master : c == 'p' ? &posted : &ms) = 1;
       continue;
     }
     if (c == 'F') {
@@ -316,7 +394,8 @@ int main(int argc, char **argv) {
     if (c == 'M')
       mark_task = mark;
   }
-  if (bad || ntasks < 1 || K < 1 || K > 1024 || (mark_task >= 0) != (mark_file != NULL)) {
+  if (bad || ntasks < 1 || K < 1 || K > 1024 || (mark_task >= 0) != (mark_file != NULL) ||
+      (ms && (K > 1 || posted || mark_file != NULL))) {
     if (rank == 0)
       usage(stderr);
     ft_finalize();
@@ -329,8 +408,9 @@ int main(int argc, char **argv) {
     ft_finalize();
     return 2;
   }
-  int rc = rank == 0 ? master(W, (int)K, ntasks, every_master, posted)
-                     : worker((uint64_t)seed, work_us, (int)K);
+  int rc = rank != 0 ? worker((uint64_t)seed, work_us, (int)K)
+           : ms      ? ms_master(W, ntasks, every_master)
+                     : master(W, (int)K, ntasks, every_master, posted);
   ft_finalize();
   return rc;
 }
