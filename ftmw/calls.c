@@ -70,14 +70,18 @@ static const char *unheeded(const ftmw_peer *p) {
   if (!ftmw_is_master() || p->kind != FTMW_ROLE_WORKER || job.cfg.errors_return)
     return NULL;
   const ftmw_app_peer *a = ftmw_app_of(p);
+  /* Only the primary judges, and only what it was told as the primary: a
+   * program reads ft_error() in the primary alone when it guards its
+   * output with ft_is_primary(), and a replica that took over may not
+   * have seen it read. Its ft_end_job ends every master. */
+  if (!a->told_primary || job.id != __atomic_load_n(&st.primary, __ATOMIC_RELAXED))
+    return NULL;
   /* ft_error() read since the report: the program looked at failures. */
   return ftmw_report_read(a->told_report) ? NULL : a->told_by;
 }
 
 static void stop_ignored(const ftmw_peer *p, const char *call, const char *told) {
-  /* Every master makes the same calls: the primary says it once. */
-  if (job.id == __atomic_load_n(&st.primary, __ATOMIC_RELAXED))
-    ftmw_log("%s: worker %d failed (%s returned it), and the program %s "
+  ftmw_log("%s: worker %d failed (%s returned it), and the program %s "
              "without looking at the failure (ft_error) or acting on it "
              "(ft_restore, ms_restore, ft_test, ft_testany): it ignored it, "
              "and its results could be wrong or incomplete. The job stops "
@@ -108,7 +112,9 @@ void ftmw_check_all_heeded(void) {
 }
 
 void ftmw_told_by_recv(const ftmw_peer *p, int any) {
-  ftmw_app_of(p)->told_how = any ? FTMW_TOLD_ANY : FTMW_TOLD_RECV;
+  ftmw_app_peer *a = ftmw_app_of(p);
+  if (any || a->told_how == 0)
+    a->told_how = any ? FTMW_TOLD_ANY : FTMW_TOLD_RECV;
 }
 
 void ftmw_heeded(const ftmw_peer *p) {
@@ -180,9 +186,12 @@ int ftmw_report_failure_locked(ftmw_peer *p, const char *call) {
   ftmw_hold_if_aborting_locked();
   p->unreported = 0;
   if (ftmw_is_master() && p->kind == FTMW_ROLE_WORKER) {
-    ftmw_app_of(p)->told_by = call;
-    ftmw_app_of(p)->told_how = 0; /* a receive says so after (recv.c) */
-    ftmw_app_of(p)->told_report = ftmw_note_report();
+    ftmw_app_peer *a = ftmw_app_of(p);
+    if (a->told_by == NULL) /* a receive says so after it (recv.c) */
+      a->told_how = 0;
+    a->told_by = call;
+    a->told_primary = job.id == __atomic_load_n(&st.primary, __ATOMIC_RELAXED);
+    a->told_report = ftmw_note_report();
   }
   ftmw_trace("failure_reported",
              "\"peer\":\"%s %d\",\"call\":\"%s\",\"latency_ms\":%.3f",

@@ -34,6 +34,7 @@ typedef struct ftmw_app_peer {
    * ft_testany: see ftmw_check_heeded); NULL when there is none to heed. */
   const char *told_by;
   int told_how; /* 0 a send's or probe's report, else FTMW_TOLD_* */
+  int told_primary; /* this master was the primary when it was told */
   unsigned long told_report; /* its number (ftmw_note_report) */
 } ftmw_app_peer;
 
@@ -68,8 +69,9 @@ int ftmw_source_peer(int source, ftmw_peer **p);
  * costs no result (a goodbye to a worker that died), and any other call
  * may name p again: the thesis' own programs send twice to a failed
  * worker and restore it at the second report. The job then stops, status
- * FTMW_EXIT_IGNORED, with a line naming both calls. Nothing in a worker,
- * or with FT_ERRORS=return. */
+ * FTMW_EXIT_IGNORED, with a line naming both calls. Only the primary
+ * judges, what it was told as the primary; nothing in a worker, or with
+ * FT_ERRORS=return. */
 enum { FTMW_TOLD_RECV = 1, FTMW_TOLD_ANY = 2 };
 #define FTMW_EXIT_IGNORED 5
 void ftmw_check_heeded(const ftmw_peer *p, const char *call);

@@ -138,21 +138,16 @@ void ftmw_mslog_add(ftmw_mslog *log, ftmw_mslog_call *c) {
 
 int ftmw_mslog_answered(ftmw_mslog *log, int tag) {
   ftmw_mslog_node *n = log->cur;
-  if (n == NULL || alone(n->tag) || n->tag == tag)
+  if (n == NULL || alone(n->tag) || n->tag == tag || n->ncalls == 0)
     return 0;
-  ftmw_qnode *q;
+  const ftmw_qnode *q;
   ftmw_q_foreach(q, &n->calls) {
-    ftmw_mslog_call *c = FTMW_CONTAINER_OF(q, ftmw_mslog_call, node);
-    if (c->kind == FTMW_MSLOG_SEND && c->state == FTMW_MSLOG_OK) {
-      ftmw_q_remove(&c->node);
-      n->ncalls--;
-      log->ncalls--;
-      log->bytes -= call_size(c);
-      free(c);
-      return 1;
-    }
+    const ftmw_mslog_call *c = FTMW_CONTAINER_OF(q, ftmw_mslog_call, node);
+    if (c->kind != FTMW_MSLOG_SEND || c->state != FTMW_MSLOG_OK)
+      return 0; /* not a task that went out whole */
   }
-  return 0;
+  empty_node(log, n);
+  return 1;
 }
 
 void ftmw_mslog_posted_done(ftmw_mslog *log, int ok) {

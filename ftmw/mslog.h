@@ -101,13 +101,14 @@ void ftmw_mslog_add(ftmw_mslog *log, ftmw_mslog_call *c);
 
 /* A farm's answer: an FT_ANY_SOURCE ms_recv brought this worker's
  * message with tag, which is not the tag of the node the last call to it
- * went to (its current task's). If that node holds a send that succeeded,
- * the oldest one is answered: it leaves the log (its copy freed) and is
- * not replayed, and 1 is returned; the receive is not logged. Else 0: the
- * receive is logged as any other (ftmw_mslog_add). So a farm that sends
- * tasks with one tag and takes results from any worker with another keeps,
- * per worker, its set-up and its unanswered tasks, which ms_restore gives
- * back to the new worker (the issue's "hand-written bookkeeping"). */
+ * went to (its current task's). If that node holds only sends, all of
+ * which succeeded, the task is answered: the node is emptied (its copies
+ * freed, nothing replayed) and 1 is returned; the receive is not logged.
+ * Else 0: the receive is logged as any other (ftmw_mslog_add). So a farm
+ * with one task in flight per worker, its messages sent with one tag and
+ * its results taken from any worker with another, keeps per worker its
+ * set-up and its unanswered task, which ms_restore gives back to the new
+ * worker (no bookkeeping in the program). */
 int ftmw_mslog_answered(ftmw_mslog *log, int tag);
 
 /* The posted ms_irecv (log->posted), if any, has completed (ok) or

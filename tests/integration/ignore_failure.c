@@ -3,14 +3,17 @@
  * stale buffer as a result, or miss one and exit 0. FT_ERRORS=checked
  * (the default) stops it instead (ftmw/calls.h, docs/api.md#errors).
  *
- * Usage: ignore_failure farm|static|static-heeded
+ * Usage: ignore_failure farm|static|static-heeded|static-logged
  *   farm           tasks to whoever answered (FT_ANY_SOURCE), workers
  *                  loop until a stop message;
  *   static         task w to worker w, results taken in rank order, one
  *                  task per worker (no call names a worker afterwards);
  *   static-heeded  the same, but a result that does not come is checked
  *                  (ft_test) and left out: a program that goes on without
- *                  a worker, knowingly.
+ *                  a worker, knowingly;
+ *   static-logged  the same, the failure printed by the primary only
+ *                  (ft_error under ft_is_primary, as output is with
+ *                  master replicas).
  * The master prints "results N sum S". */
 #include <ftmw.h>
 #include <stdio.h>
@@ -37,6 +40,7 @@ int main(int argc, char **argv) {
   const char *shape = argc > 1 ? argv[1] : "farm";
   int farm = strcmp(shape, "farm") == 0;
   int heeded = strcmp(shape, "static-heeded") == 0;
+  int logged = strcmp(shape, "static-logged") == 0;
   if (rank != 0) {
     worker(farm);
     ft_finalize();
@@ -65,8 +69,15 @@ int main(int argc, char **argv) {
     for (int w = 1; w <= W; w++)
       ft_send(&w, 1, FT_INT, w, TAG_TASK);
     for (int w = 1; w <= W; w++) {
-      if (!ft_recv(&res, 1, FT_INT, w, TAG_RESULT, &st) && heeded && ft_test(w))
-        continue;
+      if (!ft_recv(&res, 1, FT_INT, w, TAG_RESULT, &st)) {
+        if (heeded && ft_test(w))
+          continue;
+        if (logged) {
+          if (ft_is_primary())
+            fprintf(stderr, "worker %d: %s\n", w, ft_strerror(ft_error()));
+          continue;
+        }
+      }
       sum += res;
       got++;
     }

@@ -5,7 +5,8 @@
 # failure and the call that ignored it; FT_ERRORS=return lets it run to its
 # end (the thesis' convention: the failure was only a return value); a
 # program that checks the failure (ft_test) and goes on without the worker
-# is not stopped; a bad FT_ERRORS stops ft_init.
+# is not stopped, nor one that reads it in the primary only (a replica
+# beside it); a bad FT_ERRORS stops ft_init.
 # Usage: ignore_failure.sh FTMWRUN "FTMWRUN-OPTIONS" PROGRAM
 set -u
 ftmwrun=$1 opts=$2 prog=$3
@@ -37,6 +38,14 @@ case_ static_ended 5 \
   -- static
 case_ static_return 0 '^results 3 sum ' FT_ERRORS=return -- static
 case_ static_heeded 0 '^results 2 sum 10$' -- static-heeded
+# With a master replica, the primary judges: the failure read (and
+# printed) in the primary only is heeded.
+opts0=$opts opts="$opts -m 1"
+case_ replicas1_logged 0 '^results 2 sum 10$' -- static-logged
+case_ replicas1_static_ended 5 \
+  '^ftmw: ft_finalize: worker 2 failed \(ft_recv returned it\), and the program ended without looking at the failure' \
+  -- static
+opts=$opts0
 case_ bad_value 1 'FT_ERRORS="fatal" is invalid: expected "checked"' FT_ERRORS=fatal -- static
 # The job's trace says who ignored what (tracing.md).
 FT_TRACE=$tmp/trace FT_FAULT=recv.exit:1@2 "$ftmwrun" $opts "$prog" farm > /dev/null 2>&1
