@@ -82,14 +82,14 @@ static const char *unheeded(const ftmw_peer *p) {
 
 static void stop_ignored(const ftmw_peer *p, const char *call, const char *told) {
   ftmw_log("%s: worker %d failed (%s returned it), and the program %s "
-             "without looking at the failure (ft_error) or acting on it "
-             "(ft_restore, ms_restore, ft_test, ft_testany): it ignored it, "
-             "and its results could be wrong or incomplete. The job stops "
-             "(status %d). FT_ERRORS=return makes failures return values "
-             "only (docs/api.md#errors)",
-             call, p->id, told,
-             strcmp(call, "ft_finalize") == 0 ? "ended" : "sent to it again",
-             FTMW_EXIT_IGNORED);
+           "without looking at the failure (ft_error) or acting on it "
+           "(ft_restore, ms_restore, ft_test, ft_testany): it ignored it, "
+           "and its results could be wrong or incomplete. The job stops "
+           "(status %d). FT_ERRORS=return makes failures return values "
+           "only (docs/api.md#errors)",
+           call, p->id, told,
+           strcmp(call, "ft_finalize") == 0 ? "ended" : "sent to it again",
+           FTMW_EXIT_IGNORED);
   ftmw_trace("failure_ignored", "\"peer\":%d,\"call\":\"%s\",\"told_by\":\"%s\"",
              p->id, call, told);
   ftmw_end_job(FTMW_EXIT_IGNORED);
