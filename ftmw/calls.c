@@ -67,9 +67,11 @@ int ftmw_source_peer(int source, ftmw_peer **p) {
  * does, would print a stale buffer as a result, or miss results and exit
  * 0 (calls.h, docs/api.md#errors). */
 static const char *unheeded(const ftmw_peer *p) {
-  if (!ftmw_is_master() || p->kind != FTMW_ROLE_WORKER || job.cfg.errors_return)
+  if (!ftmw_is_master() || p->kind != FTMW_ROLE_WORKER)
     return NULL;
   const ftmw_app_peer *a = ftmw_app_of(p);
+  if (a->told_by == NULL || job.cfg.errors_return) /* every send asks */
+    return NULL;
   /* Only the primary judges, and only what it was told as the primary: a
    * program reads ft_error() in the primary alone when it guards its
    * output with ft_is_primary(), and a replica that took over may not
@@ -119,8 +121,9 @@ void ftmw_told_by_recv(const ftmw_peer *p, int any) {
 
 void ftmw_heeded(const ftmw_peer *p) {
   if (ftmw_is_master() && p->kind == FTMW_ROLE_WORKER) {
-    ftmw_app_of(p)->told_by = NULL;
-    ftmw_app_of(p)->told_how = 0;
+    ftmw_app_peer *a = ftmw_app_of(p);
+    a->told_by = NULL;
+    a->told_how = 0;
   }
 }
 

@@ -205,8 +205,9 @@ static int static_rank(const ftmw_peer *p) {
   }
 }
 
-/* Reads the notice of p's rank into why (a line, "" if none); the caller
- * does not hold st.lock (on a shared file system this may take a while). */
+/* 1 with the first line of rank's notice in why, 0 if it has none; the
+ * caller does not hold st.lock (on a shared file system this may take a
+ * while). */
 static int death_notice(const char *dir, int rank, char *why, size_t len) {
   char path[PATH_MAX];
   if (snprintf(path, sizeof(path), "%s/rank.%d", dir, rank) >= (int)sizeof(path))

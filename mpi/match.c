@@ -15,7 +15,6 @@
 
 #include "owned.h"
 
-
 /* Posted receives (lreq.node) and unexpected messages (ftmw_msg's
  * by_arrival, free once FTMW handed the message over), oldest first. */
 static ftmw_qnode posted = {&posted, &posted};

@@ -30,7 +30,7 @@ case_() {
     echo "ok $name: status $rc; $(grep -E "$re" "$tmp/$name" | head -1 | cut -c1-150)"
   fi
 }
-case_ farm_named_again 5 \
+case_ farm_sent_again 5 \
   '^ftmw: ft_send: worker 2 failed \(ft_recv returned it\), and the program sent to it again without looking at the failure' \
   -- farm
 case_ static_ended 5 \
