@@ -2,6 +2,7 @@
 
 #include "ftmw_impl.h"
 #include "abort.h"
+#include "death.h"
 #include "spawn.h"
 
 #include <mpi.h>
@@ -185,47 +186,11 @@ static int read_config(int static_size) {
 
 /* --- waiting for processes to join --------------------------------------- */
 
-/* Static mode under ftmwrun: ftmw-shim writes a notice into
- * FTMW_DEATH_DIR when the rank it runs ends (tools/ftmw-shim.c). A process
- * that dies before it has connected has no connection whose loss could be
- * seen, so the wait for it reads the notice of its rank, every
- * DEATH_POLL_MS, rather than waiting FTMW_LAUNCH_WAIT_MS for nothing. Only
- * for the processes launched with the job (epoch 0): a spare that becomes
- * a worker keeps the notice of its own rank, which is a spare's. */
-#define DEATH_POLL_MS 100
-
-static int static_rank(const ftmw_peer *p) {
-  switch (p->kind) {
-  case FTMW_ROLE_WORKER:
-    return p->id;
-  case FTMW_ROLE_MASTER:
-    return p->id == 0 ? 0 : job.W + p->id;
-  default:
-    return 1 + job.W + job.M + p->id;
-  }
-}
-
-/* 1 with the first line of rank's notice in why, 0 if it has none; the
- * caller does not hold st.lock (on a shared file system this may take a
- * while). */
-static int death_notice(const char *dir, int rank, char *why, size_t len) {
-  char path[PATH_MAX];
-  if (snprintf(path, sizeof(path), "%s/rank.%d", dir, rank) >= (int)sizeof(path))
-    return 0;
-  FILE *f = fopen(path, "r");
-  if (!f)
-    return 0;
-  int got = fgets(why, (int)len, f) != NULL;
-  fclose(f);
-  if (got)
-    why[strcspn(why, "\n")] = '\0';
-  return got;
-}
-
 int ftmw_launch_wait_joined_locked(ftmw_peer *p, uint64_t deadline) {
-  const char *dir = job.mode == FTMW_MODE_STATIC ? getenv("FTMW_DEATH_DIR") : NULL;
-  if (dir && !*dir)
-    dir = NULL;
+  const char *dir = getenv("FTMW_DEATH_DIR");
+  char name[64];
+  int notices = dir && *dir &&
+                ftmw_death_name(p->kind, p->id, p->epoch, name, sizeof(name));
   while (p->state == FTMW_PEER_JOINING) {
     uint64_t now = ftmw_now_ms();
     char why[200], notice[128];
@@ -236,19 +201,17 @@ int ftmw_launch_wait_joined_locked(ftmw_peer *p, uint64_t deadline) {
       ftmw_log("%s %d %s", ftmw_role_name(p->kind), p->id, why);
       break;
     }
-    if (dir && p->epoch == 0) { /* a restored incarnation is another process */
+    if (notices) {
       uv_mutex_unlock(&st.lock);
-      int dead = death_notice(dir, static_rank(p), notice, sizeof(notice));
+      int dead = ftmw_death_notice(name, notice, sizeof(notice));
       uv_mutex_lock(&st.lock);
       if (dead && p->state == FTMW_PEER_JOINING) {
-        snprintf(why, sizeof(why), "died before connecting (%s)", notice);
-        ftmw_peer_failed_locked(p, 1, why);
-        ftmw_log("%s %d %s", ftmw_role_name(p->kind), p->id, why);
+        ftmw_death_declare_locked(p, notice);
         break;
       }
     }
     int64_t left = (int64_t)(deadline - now);
-    ftmw_wait_locked(dir && left > DEATH_POLL_MS ? DEATH_POLL_MS : left);
+    ftmw_wait_locked(notices && left > FTMW_DEATH_POLL_MS ? FTMW_DEATH_POLL_MS : left);
   }
   return ftmw_peer_is_up(p);
 }

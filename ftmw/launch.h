@@ -103,8 +103,9 @@ void ftmw_setup_apply(const ftmw_setup *s);
 ftmw_addr *ftmw_setup_masters(void);
 
 /* Waits (st.lock held, released meanwhile) until p leaves LAUNCHING; one
- * that has not joined by deadline (ftmw_now_ms) is declared failed and
- * the failure logged. Returns 1 if p is alive. */
+ * that has not joined by deadline (ftmw_now_ms), or whose process has a
+ * death notice (death.h), is declared failed and the failure logged.
+ * Returns 1 if p is alive. */
 int ftmw_launch_wait_joined_locked(struct ftmw_peer *p, uint64_t deadline);
 
 #endif

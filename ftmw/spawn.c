@@ -2,6 +2,7 @@
 
 #include "ftmw_impl.h"
 #include "spawn.h"
+#include "death.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -53,6 +54,7 @@ int ftmw_spawn_wait_ms(int n) {
 typedef struct {
   int n;
   char **cmds, ***argvs;
+  char **shim_argv; /* program and its arguments, under ftmw-shim */
   int *one, *errcodes;
   MPI_Info *infos;
   MPI_Comm inter;
@@ -70,6 +72,7 @@ static void spawn_call_free(spawn_call *c) {
       PMPI_Info_free(&c->infos[i]);
   free(c->cmds);
   free(c->argvs);
+  free(c->shim_argv);
   free(c->one);
   free(c->errcodes);
   free(c->infos);
@@ -97,11 +100,47 @@ static const char *program_of(int role) {
   return worker_path;
 }
 
-/* The arguments of one MPI_Comm_spawn_multiple: n copies of program, this
- * program's arguments, process i on hostfile entry hosts[i] (-1:
- * anywhere), each given the environment env ("NAME=VALUE" lines). */
-static spawn_call *spawn_call_new(const char *program, const int *hosts, int n,
-                                  const char *env) {
+/* ftmw-shim (FTMW_SHIM, set by ftmwrun with FTMW_DEATH_DIR), to run each
+ * spawned process under: it writes a notice when its process ends, which
+ * lets a master tell at once a process that died before it connected
+ * (launch.c). NULL without it: the process is then found only at the
+ * FTMW_LAUNCH_WAIT_MS bound. */
+static const char *shim_of(void) {
+  const char *shim = getenv("FTMW_SHIM"), *dir = getenv("FTMW_DEATH_DIR");
+  if (!shim || !*shim || !dir || !*dir)
+    return NULL;
+  static int said; /* atomic: spawns run on more than one thread */
+  if (access(shim, X_OK) != 0) {
+    if (__atomic_fetch_add(&said, 1, __ATOMIC_RELAXED) == 0)
+      ftmw_log("FTMW_SHIM=\"%s\" is not executable: a process that dies "
+               "before it connects is found only after %d s", shim,
+               FTMW_LAUNCH_WAIT_MS / 1000);
+    return NULL;
+  }
+  return shim;
+}
+
+/* shim's arguments: program, then this program's arguments. */
+static char **shim_args(const char *program) {
+  int n = 0;
+  while (spawn_args != MPI_ARGV_NULL && spawn_args[n])
+    n++;
+  char **v = malloc((size_t)(n + 2) * sizeof(*v));
+  if (v == NULL)
+    return NULL;
+  v[0] = (char *)program;
+  for (int i = 0; i < n; i++)
+    v[i + 1] = spawn_args[i];
+  v[n + 1] = NULL;
+  return v;
+}
+
+/* The arguments of one MPI_Comm_spawn_multiple: n copies of program,
+ * process i for peers[i], with this program's arguments, on hostfile
+ * entry hosts[i] (-1: anywhere), each given the environment env
+ * ("NAME=VALUE" lines) and, under the shim, its notice's name. */
+static spawn_call *spawn_call_new(const char *program, ftmw_peer **peers,
+                                  const int *hosts, int n, const char *env) {
   spawn_call *c = calloc(1, sizeof(*c));
   if (c == NULL)
     return NULL;
@@ -111,19 +150,34 @@ static spawn_call *spawn_call_new(const char *program, const int *hosts, int n,
   c->one = malloc((size_t)n * sizeof(*c->one));
   c->errcodes = malloc((size_t)n * sizeof(*c->errcodes));
   c->infos = malloc((size_t)n * sizeof(*c->infos));
-  if (!c->cmds || !c->argvs || !c->one || !c->errcodes || !c->infos) {
+  const char *shim = shim_of();
+  if (shim)
+    c->shim_argv = shim_args(program);
+  if (!c->cmds || !c->argvs || !c->one || !c->errcodes || !c->infos ||
+      (shim && !c->shim_argv)) {
     free(c->infos);
     c->infos = NULL;
     spawn_call_free(c);
     return NULL;
   }
   for (int i = 0; i < n; i++) {
-    c->cmds[i] = (char *)program;
-    c->argvs[i] = spawn_args;
+    char penv[256], name[64];
+    if (shim &&
+        ftmw_death_name(peers[i]->kind, peers[i]->id, peers[i]->epoch, name,
+                        sizeof(name)) &&
+        snprintf(penv, sizeof(penv), "%s\nFTMW_DEATH_NAME=%s", env, name) <
+            (int)sizeof(penv)) {
+      c->cmds[i] = (char *)shim;
+      c->argvs[i] = c->shim_argv;
+    } else {
+      snprintf(penv, sizeof(penv), "%s", env);
+      c->cmds[i] = (char *)program;
+      c->argvs[i] = spawn_args;
+    }
     c->one[i] = 1;
     c->errcodes[i] = MPI_SUCCESS;
     PMPI_Info_create(&c->infos[i]);
-    PMPI_Info_set(c->infos[i], "env", env); /* Open MPI's key */
+    PMPI_Info_set(c->infos[i], "env", penv); /* Open MPI's key */
     if (hosts[i] >= 0)
       PMPI_Info_set(c->infos[i], "host", job.hosts.v[hosts[i]].name);
   }
@@ -213,7 +267,7 @@ static int spawn_peers(ftmw_peer **peers, const int *hosts, int n, int role,
   const char *program = program_of(role);
   if (program == NULL)
     return SPAWN_ERROR;
-  spawn_call *c = spawn_call_new(program, hosts, n, env);
+  spawn_call *c = spawn_call_new(program, peers, hosts, n, env);
   if (c == NULL) {
     ftmw_log("out of memory spawning %d processes", n);
     return SPAWN_ERROR;
@@ -386,6 +440,41 @@ static struct {
 
 int ftmw_spawn_async_ok(void) { return thread_multiple; }
 
+static int spawner_stopping(void) {
+  uv_mutex_lock(&spawner.lock);
+  int stop = spawner.stop;
+  uv_mutex_unlock(&spawner.lock);
+  return stop;
+}
+
+/* r's process spawned: until it has joined, been declared failed (by the
+ * transport's deadline: restore.c), or the spawner stops, reads its death
+ * notice every FTMW_DEATH_POLL_MS (launch.c), and declares a process that
+ * died before it connected failed at once, rather than at its deadline.
+ * The next spawn waits meanwhile: the process has been through MPI_Init,
+ * and connects in milliseconds unless it dies. */
+static void watch_join(const spawn_req *r) {
+  ftmw_peer *p = r->p;
+  char name[64], notice[128];
+  if (!shim_of() || !ftmw_death_name(p->kind, p->id, r->epoch, name, sizeof(name)))
+    return;
+  for (;;) {
+    uv_mutex_lock(&st.lock);
+    int joining = p->epoch == r->epoch && p->state == FTMW_PEER_JOINING;
+    uv_mutex_unlock(&st.lock);
+    if (!joining || spawner_stopping())
+      return;
+    if (ftmw_death_notice(name, notice, sizeof(notice))) {
+      uv_mutex_lock(&st.lock);
+      if (p->epoch == r->epoch && p->state == FTMW_PEER_JOINING)
+        ftmw_death_declare_locked(p, notice);
+      uv_mutex_unlock(&st.lock);
+      return;
+    }
+    uv_sleep(FTMW_DEATH_POLL_MS);
+  }
+}
+
 /* Makes the spawn of r (the spawner's thread): on failure, the new
  * incarnation has failed, reported at the next call that names it. */
 static void spawn_one(spawn_req *r) {
@@ -401,8 +490,10 @@ static void spawn_one(spawn_req *r) {
   if (!go)
     return;
   int host = r->host;
-  if (spawn_peers(&p, &host, 1, FTMW_ROLE_WORKER, NULL) == SPAWN_OK)
+  if (spawn_peers(&p, &host, 1, FTMW_ROLE_WORKER, NULL) == SPAWN_OK) {
+    watch_join(r);
     return;
+  }
   /* A waiting call sees it at the loop's next event, the heartbeat tick
    * at the latest: this thread does not touch the loop, which may be
    * closing by the time it gets here. */

@@ -12,8 +12,10 @@
  * them (in MPI_Init, or in ft_init: there is no connection yet whose loss
  * they could see). With FTMW_DEATH_DIR set (ftmwrun sets it, in the
  * directory the primary writes its status to, which every host shares),
- * the shim writes there, when its rank ends, a file named after the rank
- * (rank.N, from OMPI_COMM_WORLD_RANK or PMI_RANK) saying how it ended; a
+ * the shim writes there, when its rank ends, a file saying how it ended,
+ * named FTMW_DEATH_NAME (a spawned process: the master that spawns it
+ * under the shim names it) or after the rank (rank.N, from
+ * OMPI_COMM_WORLD_RANK or PMI_RANK); a
  * master waiting for that rank to connect reads it (launch.c) and fails
  * the rank at once, instead of at the 60 s bound. A rank already
  * connected is judged by its connection; the file is then ignored.
@@ -39,13 +41,15 @@ static void forward(int sig) {
  * cannot be written leaves the 60 s bound. */
 static void tell_death(int status) {
   const char *dir = getenv("FTMW_DEATH_DIR");
-  const char *rank = getenv("OMPI_COMM_WORLD_RANK");
+  const char *name = getenv("FTMW_DEATH_NAME"), *rank = getenv("OMPI_COMM_WORLD_RANK");
   if (!rank)
     rank = getenv("PMI_RANK");
-  if (!dir || !*dir || !rank || !*rank)
+  if (!dir || !*dir || !((name && *name) || (rank && *rank)))
     return;
   char path[4096], tmp[4200];
-  if (snprintf(path, sizeof(path), "%s/rank.%s", dir, rank) >= (int)sizeof(path) ||
+  int n = name && *name ? snprintf(path, sizeof(path), "%s/%s", dir, name)
+                        : snprintf(path, sizeof(path), "%s/rank.%s", dir, rank);
+  if (n >= (int)sizeof(path) ||
       snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid()) >= (int)sizeof(tmp))
     return;
   FILE *f = fopen(tmp, "w");
