@@ -21,20 +21,27 @@ static int static_rank(int kind, int id) {
   }
 }
 
-int ftmw_death_name(int kind, int id, uint32_t epoch, char *name, size_t len) {
-  int n;
-  if (job.mode == FTMW_MODE_SPAWN) /* one process per incarnation */
-    n = snprintf(name, len, "%s.%d.%u", ftmw_role_name(kind), id, epoch);
-  else if (epoch == 0) /* the rank launched with the job */
-    n = snprintf(name, len, "rank.%d", static_rank(kind, id));
-  else /* a spare that became this peer: its notice is a spare's rank's */
+int ftmw_death_name_static(int kind, int id, uint32_t epoch, char *name,
+                           size_t len) {
+  if (epoch != 0)
     return 0;
+  int n = snprintf(name, len, "rank.%d", static_rank(kind, id));
   return n > 0 && (size_t)n < len;
 }
 
-int ftmw_death_notice(const char *name, char *why, size_t len) {
+void ftmw_death_name_spawn(int kind, int id, uint32_t epoch, char *name,
+                           size_t len) {
+  static unsigned spawns; /* atomic: spawns run on more than one thread */
+  unsigned k = __atomic_add_fetch(&spawns, 1, __ATOMIC_RELAXED);
+  snprintf(name, len, "%s.%d.%u.m%d.%u", ftmw_role_name(kind), id, epoch,
+           job.id, k);
+}
+
+int ftmw_death_notice(const char *name, char *why, size_t len, int *shim) {
   const char *dir = getenv("FTMW_DEATH_DIR");
-  char path[PATH_MAX];
+  char path[PATH_MAX], line[64];
+  if (shim)
+    *shim = 0;
   if (!dir || !*dir ||
       snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
     return 0;
@@ -42,6 +49,8 @@ int ftmw_death_notice(const char *name, char *why, size_t len) {
   if (!f)
     return 0;
   int got = fgets(why, (int)len, f) != NULL;
+  if (got && shim && fgets(line, sizeof(line), f) && sscanf(line, "shim %d", shim) != 1)
+    *shim = 0;
   fclose(f);
   if (got)
     why[strcspn(why, "\n")] = '\0';

@@ -188,9 +188,12 @@ static int read_config(int static_size) {
 
 int ftmw_launch_wait_joined_locked(ftmw_peer *p, uint64_t deadline) {
   const char *dir = getenv("FTMW_DEATH_DIR");
-  char name[64];
-  int notices = dir && *dir &&
-                ftmw_death_name(p->kind, p->id, p->epoch, name, sizeof(name));
+  char name[FTMW_DEATH_NAME_MAX] = "";
+  if (job.mode == FTMW_MODE_SPAWN)
+    snprintf(name, sizeof(name), "%s", p->notice);
+  else
+    ftmw_death_name_static(p->kind, p->id, p->epoch, name, sizeof(name));
+  int notices = dir && *dir && name[0];
   while (p->state == FTMW_PEER_JOINING) {
     uint64_t now = ftmw_now_ms();
     char why[200], notice[128];
@@ -203,7 +206,7 @@ int ftmw_launch_wait_joined_locked(ftmw_peer *p, uint64_t deadline) {
     }
     if (notices) {
       uv_mutex_unlock(&st.lock);
-      int dead = ftmw_death_notice(name, notice, sizeof(notice));
+      int dead = ftmw_death_notice(name, notice, sizeof(notice), NULL);
       uv_mutex_lock(&st.lock);
       if (dead && p->state == FTMW_PEER_JOINING) {
         ftmw_death_declare_locked(p, notice);

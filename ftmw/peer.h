@@ -47,6 +47,8 @@ typedef struct ftmw_peer {
                           failed (the transport's tick); 0: no deadline */
   uint64_t restore_t0; /* uv_hrtime() when its restore started */
   int unjoined;        /* restores in a row whose process never joined */
+  char notice[48];     /* spawn mode: the death notice of its process's
+                          spawn (death.h), "" if none */
   ftmw_qnode pending;  /* ftmw_op.node: frames for this incarnation while
                           it joins, written once it has (transport.c) */
   /* The loop's owner only: */

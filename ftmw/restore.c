@@ -3,11 +3,13 @@
  * idle spare (static mode). */
 
 #include "ftmw_impl.h"
+#include "death.h"
 #include "localproc.h"
 #include "spawn.h"
 
 #include <errno.h>
 #include <signal.h>
+#include <string.h>
 
 #define st ftmw_st
 #define job ftmw_job
@@ -16,23 +18,43 @@
  * races with mpirun's handling of the death of the child the new one
  * replaces (about 1 respawn in 80 on this machine, docs/known-problems.md).
  * When the dead process ran on this host, wait until the launcher has
- * reaped it (its pid is gone) before spawning, for at most REAP_WAIT_MS. */
+ * reaped it before spawning, for at most REAP_WAIT_MS: its pid is gone,
+ * and, when it ran under ftmw-shim (the process the launcher started),
+ * the shim's pid too, which the shim's death notice gives (death.h). */
 #define REAP_WAIT_MS 500
 
-static void wait_reaped(const ftmw_place *at) {
+/* 1 once pid is gone, 0 at deadline (ftmw_now_ms). */
+static int gone_by(pid_t pid, uint64_t deadline) {
+  while (kill(pid, 0) == 0 || errno == EPERM) {
+    if (ftmw_now_ms() >= deadline)
+      return 0;
+    uv_sleep(1);
+  }
+  return 1;
+}
+
+static void wait_reaped(const ftmw_place *at, const char *notice) {
   if (!ftmw_proc_is_local(at, ftmw_transport_self()))
     return;
   uint64_t t0 = uv_hrtime(), deadline = ftmw_now_ms() + REAP_WAIT_MS;
-  while (kill((pid_t)at->pid, 0) == 0 || errno == EPERM) {
-    if (ftmw_now_ms() >= deadline) {
-      ftmw_log("pid %d still there after %d ms; spawning anyway",
-               (pid_t)at->pid, REAP_WAIT_MS);
-      return;
-    }
-    uv_sleep(1);
+  pid_t pid = (pid_t)at->pid;
+  int shim = 0, gone = gone_by(pid, deadline);
+  if (gone && notice[0] != '\0') {
+    char why[128];
+    /* the shim writes it once it has reaped the process, then exits */
+    while (!ftmw_death_notice(notice, why, sizeof(why), &shim) &&
+           ftmw_now_ms() < deadline)
+      uv_sleep(1);
+    if (shim > 0)
+      gone = gone_by(pid = shim, deadline);
   }
-  ftmw_trace("reaped", "\"pid\":%d,\"ms\":%.3f", (pid_t)at->pid,
-             (uv_hrtime() - t0) / 1e6);
+  if (!gone) {
+    ftmw_log("pid %d still there after %d ms; spawning anyway", (int)pid,
+             REAP_WAIT_MS);
+    return;
+  }
+  ftmw_trace("reaped", "\"pid\":%d,\"shim\":%d,\"ms\":%.3f", (int)at->pid,
+             shim, (uv_hrtime() - t0) / 1e6);
 }
 
 /* p's next incarnation begins (st.lock held): JOINING, from spare
@@ -70,6 +92,8 @@ static int restore_spawn_async(ftmw_peer *p) {
   if (rc == FT_SUCCESS && !job.hosts.n && p->unjoined >= FTMW_SPAWN_ATTEMPTS)
     rc = FT_ERR_NO_HOST;
   ftmw_place old = p->at;
+  char old_notice[FTMW_DEATH_NAME_MAX];
+  memcpy(old_notice, p->notice, sizeof(old_notice));
   if (rc == FT_SUCCESS) {
     next_incarnation_locked(p, "restoring by spawn", 0);
     p->join_by = UINT64_MAX; /* set when its spawn starts */
@@ -79,7 +103,7 @@ static int restore_spawn_async(ftmw_peer *p) {
   uv_mutex_unlock(&st.lock);
   if (rc != FT_SUCCESS)
     return rc;
-  if (ftmw_spawn_replacement_async(p, host, wait_reaped, &old) != 0) {
+  if (ftmw_spawn_replacement_async(p, host, wait_reaped, &old, old_notice) != 0) {
     uv_mutex_lock(&st.lock);
     ftmw_peer_failed_locked(p, 0, "could not be spawned");
     uv_mutex_unlock(&st.lock);
@@ -90,7 +114,12 @@ static int restore_spawn_async(ftmw_peer *p) {
 
 static int restore_spawn(ftmw_peer *p) {
   int attempts = 0;
-  wait_reaped(&p->at);
+  uv_mutex_lock(&st.lock);
+  ftmw_place old = p->at;
+  char old_notice[FTMW_DEATH_NAME_MAX];
+  memcpy(old_notice, p->notice, sizeof(old_notice));
+  uv_mutex_unlock(&st.lock);
+  wait_reaped(&old, old_notice);
   for (;;) {
     int host;
     if (pick_host(p, &host) != FT_SUCCESS ||

@@ -23,6 +23,8 @@
  * told the deadline in their environment: one that has not received its
  * set-up record by then exits (setup_watchdog), so none is left waiting in
  * MPI_Init to keep mpirun from ending. */
+_Static_assert(sizeof(((ftmw_peer *)0)->notice) == FTMW_DEATH_NAME_MAX,
+               "a peer holds a notice name whole");
 enum { SPAWN_OK = 0, SPAWN_ERROR = -1, SPAWN_ABANDONED = 1 };
 
 static char exe_path[FTMW_PATH_MAX];
@@ -55,6 +57,7 @@ typedef struct {
   int n;
   char **cmds, ***argvs;
   char **shim_argv; /* program and its arguments, under ftmw-shim */
+  char (*notices)[FTMW_DEATH_NAME_MAX]; /* each process's, "" if none */
   int *one, *errcodes;
   MPI_Info *infos;
   MPI_Comm inter;
@@ -73,6 +76,7 @@ static void spawn_call_free(spawn_call *c) {
   free(c->cmds);
   free(c->argvs);
   free(c->shim_argv);
+  free(c->notices);
   free(c->one);
   free(c->errcodes);
   free(c->infos);
@@ -136,11 +140,13 @@ static char **shim_args(const char *program) {
 }
 
 /* The arguments of one MPI_Comm_spawn_multiple: n copies of program,
- * process i for peers[i], with this program's arguments, on hostfile
- * entry hosts[i] (-1: anywhere), each given the environment env
- * ("NAME=VALUE" lines) and, under the shim, its notice's name. */
+ * process i for incarnation epochs[i] of peers[i], with this program's
+ * arguments, on hostfile entry hosts[i] (-1: anywhere), each given the
+ * environment env ("NAME=VALUE" lines) and, under the shim, a new name
+ * for its notice (c->notices[i]). */
 static spawn_call *spawn_call_new(const char *program, ftmw_peer **peers,
-                                  const int *hosts, int n, const char *env) {
+                                  const uint32_t *epochs, const int *hosts,
+                                  int n, const char *env) {
   spawn_call *c = calloc(1, sizeof(*c));
   if (c == NULL)
     return NULL;
@@ -150,23 +156,23 @@ static spawn_call *spawn_call_new(const char *program, ftmw_peer **peers,
   c->one = malloc((size_t)n * sizeof(*c->one));
   c->errcodes = malloc((size_t)n * sizeof(*c->errcodes));
   c->infos = malloc((size_t)n * sizeof(*c->infos));
+  c->notices = calloc((size_t)n, sizeof(*c->notices));
   const char *shim = shim_of();
   if (shim)
     c->shim_argv = shim_args(program);
   if (!c->cmds || !c->argvs || !c->one || !c->errcodes || !c->infos ||
-      (shim && !c->shim_argv)) {
+      !c->notices || (shim && !c->shim_argv)) {
     free(c->infos);
     c->infos = NULL;
     spawn_call_free(c);
     return NULL;
   }
   for (int i = 0; i < n; i++) {
-    char penv[256], name[64];
-    if (shim &&
-        ftmw_death_name(peers[i]->kind, peers[i]->id, peers[i]->epoch, name,
-                        sizeof(name)) &&
-        snprintf(penv, sizeof(penv), "%s\nFTMW_DEATH_NAME=%s", env, name) <
-            (int)sizeof(penv)) {
+    char penv[256];
+    if (shim) {
+      ftmw_death_name_spawn(peers[i]->kind, peers[i]->id, epochs[i],
+                            c->notices[i], sizeof(c->notices[i]));
+      snprintf(penv, sizeof(penv), "%s\nFTMW_DEATH_NAME=%s", env, c->notices[i]);
       c->cmds[i] = (char *)shim;
       c->argvs[i] = c->shim_argv;
     } else {
@@ -257,8 +263,8 @@ static int spawn_call_bounded(spawn_call *c, int wait_ms) {
  * another is being spawned, and the launch takes one spawn's time instead
  * of n. A replica's intercommunicator goes to *inter_out (n == 1).
  * Returns SPAWN_OK, SPAWN_ERROR, or SPAWN_ABANDONED (see above). */
-static int spawn_peers(ftmw_peer **peers, const int *hosts, int n, int role,
-                       MPI_Comm *inter_out) {
+static int spawn_peers(ftmw_peer **peers, const uint32_t *epochs,
+                       const int *hosts, int n, int role, MPI_Comm *inter_out) {
   int wait_ms = ftmw_spawn_wait_ms(n);
   char env[96];
   snprintf(env, sizeof(env), FTMW_SPAWN_WAIT_ENV "=%d%s", wait_ms,
@@ -267,11 +273,18 @@ static int spawn_peers(ftmw_peer **peers, const int *hosts, int n, int role,
   const char *program = program_of(role);
   if (program == NULL)
     return SPAWN_ERROR;
-  spawn_call *c = spawn_call_new(program, peers, hosts, n, env);
+  spawn_call *c = spawn_call_new(program, peers, epochs, hosts, n, env);
   if (c == NULL) {
     ftmw_log("out of memory spawning %d processes", n);
     return SPAWN_ERROR;
   }
+  /* Whoever waits for an incarnation reads the notice of its last spawn
+   * (launch.c, and watch below). */
+  uv_mutex_lock(&st.lock);
+  for (int i = 0; i < n; i++)
+    if (peers[i]->epoch == epochs[i])
+      memcpy(peers[i]->notice, c->notices[i], sizeof(peers[i]->notice));
+  uv_mutex_unlock(&st.lock);
   uint64_t t0 = uv_hrtime();
   int rc = spawn_call_bounded(c, wait_ms);
   double ms = (uv_hrtime() - t0) / 1e6;
@@ -295,12 +308,12 @@ static int spawn_peers(ftmw_peer **peers, const int *hosts, int n, int role,
     }
   for (int i = 0; i < n && rc == SPAWN_OK; i++) {
     ftmw_setup s;
-    ftmw_setup_fill(&s, role, peers[i]->id, peers[i]->epoch);
+    ftmw_setup_fill(&s, role, peers[i]->id, epochs[i]);
     if (PMPI_Send(&s, sizeof(s), MPI_BYTE, i, FTMW_SETUP_TAG, c->inter) !=
         MPI_SUCCESS)
       rc = SPAWN_ERROR;
     ftmw_trace("spawned", "\"%s\":%d,\"peer_epoch\":%u,\"host\":\"%s\",\"ms\":%.3f",
-               ftmw_role_name(role), peers[i]->id, peers[i]->epoch,
+               ftmw_role_name(role), peers[i]->id, epochs[i],
                hosts[i] >= 0 ? job.hosts.v[hosts[i]].name : job.host, ms);
   }
   /* A worker's intercommunicator is never used again, and freeing or
@@ -311,13 +324,32 @@ static int spawn_peers(ftmw_peer **peers, const int *hosts, int n, int role,
   return rc;
 }
 
-/* spawn_peers, made again while it is abandoned, up to FTMW_SPAWN_ATTEMPTS
- * times (the launch: nothing else would start these processes). */
+/* spawn_peers for the application's thread, which alone changes the
+ * peers' incarnations: of their current ones. */
+static int spawn_peers_current(ftmw_peer **peers, const int *hosts, int n,
+                               int role, MPI_Comm *inter_out) {
+  uint32_t *epochs = malloc((size_t)n * sizeof(*epochs));
+  if (epochs == NULL) {
+    ftmw_log("out of memory spawning %d processes", n);
+    return SPAWN_ERROR;
+  }
+  uv_mutex_lock(&st.lock);
+  for (int i = 0; i < n; i++)
+    epochs[i] = peers[i]->epoch;
+  uv_mutex_unlock(&st.lock);
+  int rc = spawn_peers(peers, epochs, hosts, n, role, inter_out);
+  free(epochs);
+  return rc;
+}
+
+/* spawn_peers_current, made again while it is abandoned, up to
+ * FTMW_SPAWN_ATTEMPTS times (the launch: nothing else would start these
+ * processes). */
 static int spawn_peers_retried(ftmw_peer **peers, const int *hosts, int n,
                                int role, MPI_Comm *inter_out) {
   int rc = SPAWN_ABANDONED;
   for (int a = 0; a < FTMW_SPAWN_ATTEMPTS && rc == SPAWN_ABANDONED; a++)
-    rc = spawn_peers(peers, hosts, n, role, inter_out);
+    rc = spawn_peers_current(peers, hosts, n, role, inter_out);
   if (rc == SPAWN_ABANDONED)
     ftmw_log("cannot start the job: %d spawns of the %s%s abandoned",
              FTMW_SPAWN_ATTEMPTS, ftmw_role_name(role), n > 1 ? "s" : "");
@@ -412,7 +444,7 @@ int ftmw_spawn_workers(void) {
 
 int ftmw_spawn_replacement(ftmw_peer *p, int host) {
   placed_host[p->id] = host;
-  return spawn_peers(&p, &host, 1, FTMW_ROLE_WORKER, NULL);
+  return spawn_peers_current(&p, &host, 1, FTMW_ROLE_WORKER, NULL);
 }
 
 /* --- restores that do not wait ------------------------------------------
@@ -425,8 +457,9 @@ typedef struct spawn_req {
   ftmw_peer *p;
   uint32_t epoch;
   int host;
-  void (*before)(const ftmw_place *);
+  ftmw_spawn_before before;
   ftmw_place old;
+  char old_notice[FTMW_DEATH_NAME_MAX];
 } spawn_req;
 
 static struct {
@@ -440,47 +473,69 @@ static struct {
 
 int ftmw_spawn_async_ok(void) { return thread_multiple; }
 
-static int spawner_stopping(void) {
-  uv_mutex_lock(&spawner.lock);
-  int stop = spawner.stop;
-  uv_mutex_unlock(&spawner.lock);
-  return stop;
+/* An incarnation the spawner has spawned and that has not joined yet: the
+ * spawner reads its death notice (death.h) every FTMW_DEATH_POLL_MS,
+ * between spawns and while it has none to make, so that a process that
+ * died before it connected is declared failed at once rather than at its
+ * deadline (restore.c), and a process that neither joins nor dies holds
+ * up no other restore. The spawner's thread alone has them. */
+typedef struct watched {
+  ftmw_qnode node;
+  ftmw_peer *p;
+  uint32_t epoch;
+  char name[FTMW_DEATH_NAME_MAX];
+} watched;
+
+static void watch(ftmw_qnode *list, ftmw_peer *p, uint32_t epoch) {
+  watched *w = calloc(1, sizeof(*w));
+  if (w == NULL)
+    return; /* then its deadline finds it */
+  w->p = p;
+  w->epoch = epoch;
+  uv_mutex_lock(&st.lock);
+  if (p->epoch == epoch) /* its last spawn's, which is this one */
+    memcpy(w->name, p->notice, sizeof(w->name));
+  uv_mutex_unlock(&st.lock);
+  if (w->name[0] == '\0') {
+    free(w);
+    return;
+  }
+  ftmw_q_insert_tail(list, &w->node);
 }
 
-/* r's process spawned: until it has joined, been declared failed (by the
- * transport's deadline: restore.c), or the spawner stops, reads its death
- * notice every FTMW_DEATH_POLL_MS (launch.c), and declares a process that
- * died before it connected failed at once, rather than at its deadline.
- * The next spawn waits meanwhile: the process has been through MPI_Init,
- * and connects in milliseconds unless it dies. */
-static void watch_join(const spawn_req *r) {
-  ftmw_peer *p = r->p;
-  char name[64], notice[128];
-  if (!shim_of() || !ftmw_death_name(p->kind, p->id, r->epoch, name, sizeof(name)))
-    return;
-  for (;;) {
+/* Reads the notice of every incarnation on list; forgets those that have
+ * joined, been declared failed, or been replaced. */
+static void poll_watched(ftmw_qnode *list) {
+  ftmw_qnode *n = list->next;
+  while (n != list) {
+    watched *w = FTMW_CONTAINER_OF(n, watched, node);
+    n = n->next;
+    ftmw_peer *p = w->p;
+    char notice[128];
     uv_mutex_lock(&st.lock);
-    int joining = p->epoch == r->epoch && p->state == FTMW_PEER_JOINING;
+    int joining = p->epoch == w->epoch && p->state == FTMW_PEER_JOINING;
     uv_mutex_unlock(&st.lock);
-    if (!joining || spawner_stopping())
-      return;
-    if (ftmw_death_notice(name, notice, sizeof(notice))) {
+    if (joining && ftmw_death_notice(w->name, notice, sizeof(notice), NULL)) {
       uv_mutex_lock(&st.lock);
-      if (p->epoch == r->epoch && p->state == FTMW_PEER_JOINING)
+      if (p->epoch == w->epoch && p->state == FTMW_PEER_JOINING)
         ftmw_death_declare_locked(p, notice);
       uv_mutex_unlock(&st.lock);
-      return;
+      joining = 0;
     }
-    uv_sleep(FTMW_DEATH_POLL_MS);
+    if (!joining) {
+      ftmw_q_remove(&w->node);
+      free(w);
+    }
   }
 }
 
-/* Makes the spawn of r (the spawner's thread): on failure, the new
- * incarnation has failed, reported at the next call that names it. */
-static void spawn_one(spawn_req *r) {
+/* Makes the spawn of r (the spawner's thread), and watches its process
+ * (list): on failure, the new incarnation has failed, reported at the
+ * next call that names it. */
+static void spawn_one(spawn_req *r, ftmw_qnode *list) {
   ftmw_peer *p = r->p;
   if (r->before)
-    r->before(&r->old);
+    r->before(&r->old, r->old_notice);
   uv_mutex_lock(&st.lock);
   int go = p->epoch == r->epoch && p->state == FTMW_PEER_JOINING;
   if (go) /* its deadline counts from now, not from the queue */
@@ -490,8 +545,8 @@ static void spawn_one(spawn_req *r) {
   if (!go)
     return;
   int host = r->host;
-  if (spawn_peers(&p, &host, 1, FTMW_ROLE_WORKER, NULL) == SPAWN_OK) {
-    watch_join(r);
+  if (spawn_peers(&p, &r->epoch, &host, 1, FTMW_ROLE_WORKER, NULL) == SPAWN_OK) {
+    watch(list, p, r->epoch);
     return;
   }
   /* A waiting call sees it at the loop's next event, the heartbeat tick
@@ -505,25 +560,41 @@ static void spawn_one(spawn_req *r) {
 
 static void spawner_thread(void *arg) {
   (void)arg;
+  ftmw_qnode list;
+  ftmw_q_init(&list);
   uv_mutex_lock(&spawner.lock);
-  for (;;) {
-    while (ftmw_q_empty(&spawner.reqs) && !spawner.stop)
-      uv_cond_wait(&spawner.cond, &spawner.lock);
-    if (spawner.stop)
-      break;
-    spawn_req *r = FTMW_CONTAINER_OF(ftmw_q_head(&spawner.reqs), spawn_req, node);
-    ftmw_q_remove(&r->node);
+  while (!spawner.stop) {
+    if (ftmw_q_empty(&spawner.reqs)) {
+      if (ftmw_q_empty(&list))
+        uv_cond_wait(&spawner.cond, &spawner.lock);
+      else
+        uv_cond_timedwait(&spawner.cond, &spawner.lock,
+                          (uint64_t)FTMW_DEATH_POLL_MS * 1000000u);
+    }
+    spawn_req *r = NULL;
+    if (!spawner.stop && !ftmw_q_empty(&spawner.reqs)) {
+      r = FTMW_CONTAINER_OF(ftmw_q_head(&spawner.reqs), spawn_req, node);
+      ftmw_q_remove(&r->node);
+    }
     uv_mutex_unlock(&spawner.lock);
-    spawn_one(r);
-    free(r);
+    if (r != NULL) {
+      spawn_one(r, &list);
+      free(r);
+    }
+    poll_watched(&list);
     uv_mutex_lock(&spawner.lock);
   }
   uv_mutex_unlock(&spawner.lock);
+  while (!ftmw_q_empty(&list)) {
+    watched *w = FTMW_CONTAINER_OF(ftmw_q_head(&list), watched, node);
+    ftmw_q_remove(&w->node);
+    free(w);
+  }
 }
 
 int ftmw_spawn_replacement_async(ftmw_peer *p, int host,
-                                 void (*before)(const ftmw_place *),
-                                 const ftmw_place *old) {
+                                 ftmw_spawn_before before,
+                                 const ftmw_place *old, const char *old_notice) {
   spawn_req *r = calloc(1, sizeof(*r));
   if (r == NULL)
     return -1;
@@ -553,6 +624,7 @@ int ftmw_spawn_replacement_async(ftmw_peer *p, int host,
   r->host = host;
   r->before = before;
   r->old = *old;
+  snprintf(r->old_notice, sizeof(r->old_notice), "%s", old_notice);
   uv_mutex_lock(&spawner.lock);
   ftmw_q_insert_tail(&spawner.reqs, &r->node);
   uv_cond_signal(&spawner.cond);

@@ -72,15 +72,20 @@ int ftmw_spawn_replacement(ftmw_peer *p, int host);
  * a restore need not wait for it. */
 int ftmw_spawn_async_ok(void);
 
+/* What runs before a respawn: given the dead incarnation's place and its
+ * process's death notice name ("" if none). */
+typedef void (*ftmw_spawn_before)(const ftmw_place *old, const char *notice);
+
 /* ft_restore without waiting: queues the spawn of p's new incarnation
  * (its epoch set, JOINING, join_by not 0) on hostfile entry host (-1:
  * anywhere), which becomes p's placed host. A helper thread runs before
- * (old: the dead incarnation's place) and then the spawn; it sets
- * p->join_by when it starts, and on failure declares that incarnation
- * failed. Returns 0, or -1 when it cannot (nothing queued). */
+ * (old, old_notice: the dead incarnation's) and then the spawn; it sets
+ * p->join_by when it starts, on failure declares that incarnation failed,
+ * and until it joins reads its death notice (death.h). Returns 0, or -1
+ * when it cannot (nothing queued). */
 int ftmw_spawn_replacement_async(ftmw_peer *p, int host,
-                                 void (*before)(const ftmw_place *),
-                                 const ftmw_place *old);
+                                 ftmw_spawn_before before,
+                                 const ftmw_place *old, const char *old_notice);
 
 /* Ends the helper thread of the restores (ft_finalize, before anything
  * it uses is freed): the spawns still queued are dropped, and the one it

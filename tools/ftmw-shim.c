@@ -60,6 +60,9 @@ static void tell_death(int status) {
             WTERMSIG(status), strsignal(WTERMSIG(status)));
   else
     fprintf(f, "pid %d exited with status %d\n", (int)child, WEXITSTATUS(status));
+  /* The launcher started this shim, not its child: a master that respawns
+   * waits for this pid to be gone too (restore.c, wait_reaped). */
+  fprintf(f, "shim %d\n", (int)getpid());
   if (fclose(f) != 0 || rename(tmp, path) != 0)
     unlink(tmp);
 }
@@ -69,22 +72,37 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: ftmw-shim PROG [ARGS...]\n");
     return 2;
   }
+  /* The handlers are in place before the child exists, and the signals
+   * held until it does: none sent meanwhile is lost, or kills the shim
+   * and leaves the child behind. The child gets back the defaults. */
+  const int fwd[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR2, SIGCONT};
+  const size_t nfwd = sizeof(fwd) / sizeof(fwd[0]);
+  sigset_t hold, was;
+  sigemptyset(&hold);
+  for (size_t i = 0; i < nfwd; i++)
+    sigaddset(&hold, fwd[i]);
+  sigaddset(&hold, SIGUSR1);
+  sigprocmask(SIG_BLOCK, &hold, &was);
+  struct sigaction sa = {.sa_handler = forward};
+  sigemptyset(&sa.sa_mask);
+  for (size_t i = 0; i < nfwd; i++)
+    sigaction(fwd[i], &sa, NULL);
+  signal(SIGUSR1, SIG_IGN);
   child = fork();
   if (child < 0) {
     perror("ftmw-shim: fork");
     return 127;
   }
   if (child == 0) {
+    for (size_t i = 0; i < nfwd; i++)
+      signal(fwd[i], SIG_DFL);
+    signal(SIGUSR1, SIG_DFL);
+    sigprocmask(SIG_SETMASK, &was, NULL);
     execvp(argv[1], argv + 1);
     fprintf(stderr, "ftmw-shim: cannot run %s: %s\n", argv[1], strerror(errno));
     _exit(127);
   }
-  signal(SIGUSR1, SIG_IGN);
-  struct sigaction sa = {.sa_handler = forward};
-  sigemptyset(&sa.sa_mask);
-  const int fwd[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR2, SIGCONT};
-  for (size_t i = 0; i < sizeof(fwd) / sizeof(fwd[0]); i++)
-    sigaction(fwd[i], &sa, NULL);
+  sigprocmask(SIG_SETMASK, &was, NULL);
   int status;
   while (waitpid(child, &status, 0) < 0)
     if (errno != EINTR)
