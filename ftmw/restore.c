@@ -57,6 +57,14 @@ static void wait_reaped(const ftmw_place *at, const char *notice) {
              shim, (uv_hrtime() - t0) / 1e6);
 }
 
+/* What wait_reaped needs of p's last process, before its next one
+ * replaces it (st.lock held). */
+static void last_process_locked(const ftmw_peer *p, ftmw_place *at,
+                                char notice[FTMW_DEATH_NAME_MAX]) {
+  *at = p->at;
+  memcpy(notice, p->notice, FTMW_DEATH_NAME_MAX);
+}
+
 /* p's next incarnation begins (st.lock held): JOINING, from spare
  * from_spare (index + 1, or 0 for a spawn). */
 static void next_incarnation_locked(ftmw_peer *p, const char *why,
@@ -91,9 +99,9 @@ static int restore_spawn_async(ftmw_peer *p) {
   uv_mutex_lock(&st.lock);
   if (rc == FT_SUCCESS && !job.hosts.n && p->unjoined >= FTMW_SPAWN_ATTEMPTS)
     rc = FT_ERR_NO_HOST;
-  ftmw_place old = p->at;
+  ftmw_place old;
   char old_notice[FTMW_DEATH_NAME_MAX];
-  memcpy(old_notice, p->notice, sizeof(old_notice));
+  last_process_locked(p, &old, old_notice);
   if (rc == FT_SUCCESS) {
     next_incarnation_locked(p, "restoring by spawn", 0);
     p->join_by = UINT64_MAX; /* set when its spawn starts */
@@ -115,9 +123,9 @@ static int restore_spawn_async(ftmw_peer *p) {
 static int restore_spawn(ftmw_peer *p) {
   int attempts = 0;
   uv_mutex_lock(&st.lock);
-  ftmw_place old = p->at;
+  ftmw_place old;
   char old_notice[FTMW_DEATH_NAME_MAX];
-  memcpy(old_notice, p->notice, sizeof(old_notice));
+  last_process_locked(p, &old, old_notice);
   uv_mutex_unlock(&st.lock);
   wait_reaped(&old, old_notice);
   for (;;) {

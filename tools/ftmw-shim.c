@@ -1,5 +1,7 @@
-/* ftmw-shim: runs one MPI rank as its child and exits with the child's
- * status, turning a death by signal into exit status 128 + signal.
+/* ftmw-shim: runs one MPI process (a rank, or a process spawned in spawn
+ * mode) as its child and exits with the child's status, turning a death
+ * by signal into exit status 128 + signal. ftmwrun puts it under every
+ * process a master waits for, on both MPIs.
  *
  * Why: MPICH 4.0's hydra proxy kills every other rank of the job when it
  * reaps a rank that was killed by a signal, even with -disable-auto-cleanup
