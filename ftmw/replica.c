@@ -42,8 +42,12 @@ int ftmw_rep_init(int W) {
 }
 
 void ftmw_rep_free(int W) {
-  for (int r = 0; r <= W && rs.workers != NULL; r++)
-    ftmw_msg_free(rs.workers[r].kept);
+  for (int r = 0; r <= W && rs.workers != NULL; r++) {
+    ftmw_rep_worker *w = &rs.workers[r];
+    for (uint32_t i = 0; i < w->kept; i++)
+      ftmw_msg_free(w->ring[(w->first + i) % w->cap].msg);
+    free(w->ring);
+  }
   free(rs.workers);
   rs.workers = NULL;
   while (!ftmw_q_empty(&rs.decisions)) {
@@ -96,14 +100,77 @@ static void diverged(int kind, int want) {
   _exit(70);
 }
 
+/* --- the outcomes another replica may still ask about -------------------- */
+
+/* Exchange n's outcome as this master kept it, or NULL. */
+static const ftmw_rep_outcome *outcome(const ftmw_rep_worker *w, uint64_t n) {
+  if (n > w->calls || n + w->kept <= w->calls)
+    return NULL;
+  uint32_t i = (uint32_t)(n - (w->calls - w->kept + 1));
+  return &w->ring[(w->first + i) % w->cap];
+}
+
+/* The last of exchanges 1..n with w's worker that every replica that may
+ * ask about one has reported DONE: the live masters but this one and the
+ * primary (which decides, and never asks). A replica behind this master
+ * asks the primary, and asks this master once it is the primary. */
+static uint64_t done_by_askers(const ftmw_rep_worker *w, uint64_t n) {
+  for (int k = 0; k <= job.M; k++)
+    if (k != st.primary && replica_alive(k) && w->done_by[k] < n)
+      n = w->done_by[k];
+  return n;
+}
+
+/* Records the outcome of exchange w->calls (just counted), dropping those
+ * every possible asker is done with. The primary holds its replicas
+ * within one exchange of itself (ftmw_rep_begin), so it keeps one or two;
+ * a replica keeps as many as it runs ahead of the slowest other replica.
+ * Returns 1 when it keeps m (freed when dropped). */
+static int keep_outcome(ftmw_rep_worker *w, int ok, ftmw_msg *m) {
+  uint64_t n = w->calls, lo = done_by_askers(w, n);
+  while (w->kept > 0 && n - w->kept <= lo) { /* the oldest is n - kept */
+    ftmw_msg_free(w->ring[w->first].msg);
+    w->first = (w->first + 1) % w->cap;
+    w->kept--;
+  }
+  if (n <= lo)
+    return 0; /* nobody can ask about it */
+  if (w->kept == w->cap) {
+    uint32_t cap = w->cap ? 2 * w->cap : 4;
+    ftmw_rep_outcome *ring = malloc(cap * sizeof(*ring));
+    if (ring == NULL) { /* it could not answer a replica that asks */
+      ftmw_log("master %d: out of memory keeping exchange %llu with worker "
+               "%d for the replicas; leaving the job", job.id,
+               (unsigned long long)n, (int)(w - rs.workers));
+      _exit(70);
+    }
+    for (uint32_t i = 0; i < w->kept; i++)
+      ring[i] = w->ring[(w->first + i) % w->cap];
+    free(w->ring);
+    w->ring = ring;
+    w->cap = cap;
+    w->first = 0;
+  }
+  w->ring[(w->first + w->kept++) % w->cap] = (ftmw_rep_outcome){ok, ok ? m : NULL};
+  return ok && m != NULL;
+}
+
 /* --- the exchange sequence ------------------------------------------------ */
 
 /* Primary: sends the verdict on worker p's exchange n to every live
  * replica, after the data the primary kept if the exchange received some.
  * Returns 0 if it could not (out of memory). */
-static int tell_verdict(ftmw_peer *p, uint64_t n, int ok) {
-  const ftmw_msg *kept = of(p)->kept;
-  if (ok && kept != NULL) { /* the data the replicas may not have */
+static int tell_verdict(ftmw_peer *p, uint64_t n) {
+  const ftmw_rep_outcome *o = outcome(of(p), n);
+  if (o == NULL) /* dropped: no live replica had it to do (a bug) */
+    ftmw_log("master %d: the outcome of exchange %llu with worker %d, asked "
+             "for, is no longer kept: reported as a failure", job.id,
+             (unsigned long long)n, p->id);
+  int ok = o != NULL && o->ok;
+  if (ok && o->msg != NULL) { /* the data the replicas may not have */
+    const ftmw_msg *kept = o->msg;
+    int tag = kept->tag;
+    uint64_t seq = kept->seq;
     size_t len = 4 + kept->len;
     uint8_t *b = malloc(len);
     if (b == NULL)
@@ -112,7 +179,7 @@ static int tell_verdict(ftmw_peer *p, uint64_t n, int ok) {
     memcpy(b + 4, kept->data, kept->len);
     for (int k = 0; k <= job.M; k++)
       if (replica_alive(k))
-        send_master(k, FTMW_FRAME_KEPT, kept->tag, 0, kept->seq, b, len);
+        send_master(k, FTMW_FRAME_KEPT, tag, 0, seq, b, len);
     free(b);
   }
   for (int k = 0; k <= job.M; k++)
@@ -133,7 +200,7 @@ static int tell_verdict(ftmw_peer *p, uint64_t n, int ok) {
 static void answer(ftmw_peer *p, uint64_t n) {
   ftmw_rep_worker *w = of(p);
   if (w->answered_n != n) {
-    if (!tell_verdict(p, n, n == w->outcome_n && w->outcome_ok))
+    if (!tell_verdict(p, n))
       return;
     w->answered_n = n;
   }
@@ -188,7 +255,7 @@ static int replicated_serve(void) {
   for (int r = 1; r <= job.W && job.id == st.primary; r++) {
     ftmw_rep_worker *w = &rs.workers[r];
     for (int k = 0; k <= job.M; k++)
-      if (w->suspect_by[k] != 0 && w->suspect_by[k] <= w->outcome_n) {
+      if (w->suspect_by[k] != 0 && w->suspect_by[k] <= w->calls) {
         answer(&st.workers[r], w->suspect_by[k]);
         n++;
       }
@@ -252,16 +319,17 @@ static int replicated_follow(int kind, int want_rank, int *rank,
 static int replicated_end(ftmw_peer *p, int ok, ftmw_msg *m) {
   ftmw_rep_worker *w = of(p);
   w->calls++;
-  w->outcome_n = w->calls;
-  w->outcome_ok = ok;
-  ftmw_msg_free(w->kept);
-  w->kept = ok ? m : NULL;
-  if (ftmw_is_replica() && ftmw_peer_is_up(&st.masters[st.primary]))
-    send_master(st.primary, FTMW_FRAME_DONE, p->id, 0, w->calls, NULL, 0);
+  int kept = keep_outcome(w, ok, m);
+  /* A replica tells the primary, which holds the next exchange until
+   * every replica is done with this one, and the other replicas, which
+   * keep its outcome until then (one of them may become the primary). */
+  for (int k = 0; k <= job.M && ftmw_is_replica(); k++)
+    if (replica_alive(k))
+      send_master(k, FTMW_FRAME_DONE, p->id, 0, w->calls, NULL, 0);
   /* A primary can now answer SUSPECTs of this exchange; a master that
    * became primary takes over. */
   replicated_serve();
-  return w->kept != NULL;
+  return kept;
 }
 
 static int replicated_verdict(ftmw_peer *p) {
@@ -447,15 +515,18 @@ static int on_progress(ftmw_peer *p, const ftmw_hdr *h) {
     if (h->seq > w->acked_seq)
       w->acked_seq = h->seq;
     break;
-  case FTMW_FRAME_DONE: /* from a replica, to the primary */
-    w->done_by[p->id] = h->seq;
+  case FTMW_FRAME_DONE: /* from a replica, to every other master */
+    if (h->seq > w->done_by[p->id])
+      w->done_by[p->id] = h->seq;
     break;
   case FTMW_FRAME_SUSPECT:
     w->suspect_by[p->id] = h->seq;
     break;
   case FTMW_FRAME_VERDICT: /* from the primary, to a replica */
-    w->verdict_n = h->seq;
-    w->verdict_ok = (h->flags & FTMW_FLAG_OK) != 0;
+    if (h->seq >= w->verdict_n) { /* an older exchange's is no news */
+      w->verdict_n = h->seq;
+      w->verdict_ok = (h->flags & FTMW_FLAG_OK) != 0;
+    }
     break;
   }
   ftmw_loop_wake_locked();

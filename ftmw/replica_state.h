@@ -20,16 +20,26 @@ typedef struct ftmw_decision {
   uint64_t number; /* decisions are numbered from 1 in every master */
 } ftmw_decision;
 
+/* A completed exchange as this master saw it: whether it succeeded and,
+ * for a receive, its data (what a VERDICT and its KEPT tell). */
+typedef struct ftmw_rep_outcome {
+  int ok;
+  ftmw_msg *msg;
+} ftmw_rep_outcome;
+
 /* A master's exchanges with one worker. */
 typedef struct ftmw_rep_worker {
-  uint64_t calls;     /* exchanges with this worker so far (every master) */
-  uint64_t outcome_n; /* every master: the last exchange's number... */
-  int outcome_ok;     /* ...whether it succeeded... */
-  ftmw_msg *kept;     /* ...and, for a receive, its data */
+  uint64_t calls; /* exchanges with this worker so far (every master) */
+  /* Every master: the outcomes of its last `kept` exchanges, numbers
+   * calls - kept + 1 .. calls, in a ring from `first`. They are the ones
+   * another live replica has not reported DONE yet: it may still ask
+   * about them (SUSPECT), of this master if it becomes the primary. */
+  ftmw_rep_outcome *ring;
+  uint32_t cap, first, kept;
   uint64_t acked_seq; /* replica: the primary's DATA seq the worker ACKed */
   uint64_t verdict_n; /* replica: the last VERDICT's exchange number... */
   int verdict_ok;     /* ...and whether the primary's call succeeded */
-  uint64_t done_by[FTMW_MAX_MASTERS];    /* primary: each replica's DONE */
+  uint64_t done_by[FTMW_MAX_MASTERS];    /* each other replica's DONE */
   uint64_t suspect_by[FTMW_MAX_MASTERS]; /* primary: a replica's SUSPECT */
   uint64_t answered_n; /* primary: the last exchange it gave a verdict on */
 } ftmw_rep_worker;

@@ -19,11 +19,7 @@
  * throughout, as replica.h requires, and the events that run the loop's
  * side of the library (which takes the lock itself) release it meanwhile,
  * as the real wait does. Criterion runs each test in its own process, so
- * replica.c's statics (a pending ft_is_primary) start afresh in each.
- *
- * Suite replica_spec holds what docs/replicas.md prescribes and replica.c
- * does not do yet, disabled (docs/known-problems.md says why): each of
- * its tests says where the two part. */
+ * replica.c's statics (a pending ft_is_primary) start afresh in each. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -337,6 +333,15 @@ static ftmw_rep_worker *rw(const ftmw_peer *p) {
   return &ftmw_rep.workers[p->id];
 }
 
+/* The outcome of exchange n with worker p as this master keeps it, or
+ * NULL: exchanges calls - kept + 1 .. calls, oldest at ring[first]. */
+static const ftmw_rep_outcome *kept_outcome(const ftmw_peer *p, uint64_t n) {
+  const ftmw_rep_worker *w = rw(p);
+  if (n > w->calls || n + w->kept <= w->calls)
+    return NULL;
+  return &w->ring[(w->first + (n - (w->calls - w->kept + 1))) % w->cap];
+}
+
 /* What ft_finalize frees (api.c's free_all), and the frames' copies. */
 static void stop(void) {
   ftmw_rep_use_link(NULL);
@@ -383,7 +388,6 @@ static int queued(const ftmw_qnode *q) {
 }
 
 TestSuite(replica, .fini = stop, .timeout = 10);
-TestSuite(replica_spec, .fini = stop, .timeout = 10);
 
 /* --- decisions (SPEC 6: nondeterministic calls) --------------------------- */
 
@@ -536,24 +540,34 @@ Test(replica, diverged_worker_exits_70, .exit_code = 70) {
 
 /* --- exchanges: DONE, and the primary's gate ---------------------------- */
 
-/* A replica tells the primary each exchange it ends, counted per worker,
- * whatever its outcome; it keeps a receive's message until its next
- * exchange with that worker. */
+/* A replica tells the primary and the other replica each exchange it
+ * ends, counted per worker, whatever its outcome. It keeps each outcome
+ * (a receive's message with it) until the other replica, which may ask
+ * it once it is the primary, reports that exchange done. */
 Test(replica, replica_reports_exchange_done) {
   start(1);
   ftmw_peer *p = &st.workers[1];
   cr_assert_eq(ftmw_rep_end(p, 1, NULL), 0); /* a send */
   ftmw_msg *m = msg_from(1, 5, 1, "abc");
   cr_assert_eq(ftmw_rep_end(p, 1, m), 1, "a receive's message is kept");
-  cr_assert_eq(rw(p)->kept, m);
   cr_assert_eq(ftmw_rep_end(&st.workers[2], 1, NULL), 0);
-  ftmw_rep_end(p, 0, NULL); /* frees m */
-  cr_assert_null(rw(p)->kept);
+  ftmw_rep_end(p, 0, NULL);
   cr_assert_eq(rw(p)->calls, 3);
-  cr_assert_eq(rw(p)->outcome_n, 3);
-  cr_assert_eq(rw(p)->outcome_ok, 0);
-  cr_assert_str_eq(frames(), "DONE>0 tag=1 seq=1, DONE>0 tag=1 seq=2, "
-                             "DONE>0 tag=2 seq=1, DONE>0 tag=1 seq=3");
+  cr_assert_eq(rw(p)->kept, 3, "replica 2 reported none of them");
+  cr_assert_eq(kept_outcome(p, 2)->msg, m);
+  cr_assert(kept_outcome(p, 1)->ok && !kept_outcome(p, 3)->ok);
+  cr_assert_str_eq(frames(), "DONE>0 tag=1 seq=1, DONE>2 tag=1 seq=1, "
+                             "DONE>0 tag=1 seq=2, DONE>2 tag=1 seq=2, "
+                             "DONE>0 tag=2 seq=1, DONE>2 tag=2 seq=1, "
+                             "DONE>0 tag=1 seq=3, DONE>2 tag=1 seq=3");
+  now(done(2, 1, 2)); /* the primary's DONEs count for nothing here */
+  ftmw_rep_end(p, 1, NULL); /* frees m */
+  cr_assert_eq(rw(p)->kept, 2, "exchanges 3 and 4");
+  cr_assert_null(kept_outcome(p, 2));
+  now(master_fails(2));
+  cr_assert_eq(ftmw_rep_end(p, 1, msg_from(1, 5, 2, "de")), 0,
+               "nobody left to ask: the message is not kept");
+  cr_assert_eq(rw(p)->kept, 0);
 }
 
 /* The primary counts its exchanges too, and tells nobody. */
@@ -563,7 +577,12 @@ Test(replica, primary_counts_exchanges_silently) {
   cr_assert_eq(ftmw_rep_end(p, 1, msg_from(2, 1, 1, "x")), 1);
   ftmw_rep_end(p, 1, NULL);
   cr_assert_eq(rw(p)->calls, 2);
-  cr_assert_null(rw(p)->kept, "the send ended the receive's keeping");
+  cr_assert_eq(rw(p)->kept, 2, "no replica reported exchange 1 done");
+  now(done(1, 2, 1));
+  now(done(2, 2, 1));
+  ftmw_rep_end(p, 1, NULL); /* frees the message */
+  cr_assert_null(kept_outcome(p, 1), "both replicas are done with it");
+  cr_assert_eq(rw(p)->kept, 2);
   cr_assert_eq(nsent, 0, "sent: %s", frames());
 }
 
@@ -625,7 +644,8 @@ Test(replica, send_case1_replica_asks_then_reports_failure) {
   cr_assert_eq(ftmw_rep_verdict(p), 0);
   script_played();
   ftmw_rep_end(p, 0, NULL);
-  cr_assert_str_eq(frames(), "SUSPECT>0 tag=1 seq=1, DONE>0 tag=1 seq=1");
+  cr_assert_str_eq(frames(), "SUSPECT>0 tag=1 seq=1, DONE>0 tag=1 seq=1, "
+                             "DONE>2 tag=1 seq=1");
 }
 
 /* Case 1, the primary: it reported the failure (its exchange 1 failed);
@@ -678,7 +698,8 @@ Test(replica, send_case2_replica_follows_ok_verdict) {
   cr_assert_eq(ftmw_rep_verdict(p), 1);
   script_played();
   ftmw_rep_end(p, 1, NULL);
-  cr_assert_str_eq(frames(), "SUSPECT>0 tag=1 seq=1, DONE>0 tag=1 seq=1");
+  cr_assert_str_eq(frames(), "SUSPECT>0 tag=1 seq=1, DONE>0 tag=1 seq=1, "
+                             "DONE>1 tag=1 seq=1");
 }
 
 /* Case 2, a replica that has not asked: the verdict replica 1's SUSPECT
@@ -696,7 +717,8 @@ Test(replica, send_case2_verdict_already_here) {
   SCRIPT(verdict(0, 1, 2, 0));
   cr_assert_eq(ftmw_rep_verdict(p), 0);
   script_played();
-  cr_assert_str_eq(frames(), "DONE>0 tag=1 seq=1, SUSPECT>0 tag=1 seq=2");
+  cr_assert_str_eq(frames(), "DONE>0 tag=1 seq=1, DONE>1 tag=1 seq=1, "
+                             "SUSPECT>0 tag=1 seq=2");
 }
 
 /* --- a worker fails while a master receives (appendix: Master, receiving) */
@@ -711,7 +733,8 @@ Test(replica, recv_case1_replica_reports_failure) {
   cr_assert_eq(ftmw_rep_verdict(p), 0);
   script_played();
   ftmw_rep_end(p, 0, NULL);
-  cr_assert_str_eq(frames(), "SUSPECT>0 tag=2 seq=1, DONE>0 tag=2 seq=1");
+  cr_assert_str_eq(frames(), "SUSPECT>0 tag=2 seq=1, DONE>0 tag=2 seq=1, "
+                             "DONE>2 tag=2 seq=1");
 }
 
 /* Case 2, the primary: it received the worker's data, which died before
@@ -753,7 +776,8 @@ Test(replica, recv_case2_replica_takes_kept_data) {
   cr_assert_arr_eq(m->data, "result", 6);
   ftmw_match_take(m);
   cr_assert_eq(ftmw_rep_end(p, 1, m), 1);
-  cr_assert_str_eq(frames(), "SUSPECT>0 tag=1 seq=1, DONE>0 tag=1 seq=1");
+  cr_assert_str_eq(frames(), "SUSPECT>0 tag=1 seq=1, DONE>0 tag=1 seq=1, "
+                             "DONE>1 tag=1 seq=1");
 }
 
 /* Case 2, the worker: after the primary's ACK it copies its data to every
@@ -832,7 +856,8 @@ Test(replica, primary_send_case2_replica_reports_done_to_new_primary) {
   now(master_fails(0));
   cr_assert_eq(st.primary, 1);
   ftmw_rep_serve(); /* at its next wait, or exchange's end */
-  cr_assert_str_eq(frames(), "DONE>0 tag=1 seq=1, DONE>1 tag=1 seq=1");
+  cr_assert_str_eq(frames(), "DONE>0 tag=1 seq=1, DONE>1 tag=1 seq=1, "
+                             "DONE>1 tag=1 seq=1");
 }
 
 /* --- the primary fails (failover) --------------------------------------- */
@@ -892,8 +917,8 @@ Test(replica, failover_new_primary_answers_suspect) {
   SCRIPT(suspect(2, 1, 1), done(2, 1, 1));
   cr_assert_eq(ftmw_rep_begin(p), 1);
   script_played();
-  cr_assert_str_eq(frames(), "DONE>0 tag=1 seq=1, KEPT>2 tag=5 seq=4, "
-                             "VERDICT>2 tag=1 seq=1 ok");
+  cr_assert_str_eq(frames(), "DONE>0 tag=1 seq=1, DONE>2 tag=1 seq=1, "
+                             "KEPT>2 tag=5 seq=4, VERDICT>2 tag=1 seq=1 ok");
 }
 
 /* Replica 2 asked the primary, which died: it asks the new one again
@@ -906,8 +931,9 @@ Test(replica, failover_replica_asks_new_primary_again) {
   SCRIPT(master_fails(0), verdict(1, 1, 1, 1));
   cr_assert_eq(ftmw_rep_verdict(p), 1);
   script_played();
-  cr_assert_str_eq(frames(), "DONE>0 tag=2 seq=1, SUSPECT>0 tag=1 seq=1, "
-                             "SUSPECT>1 tag=1 seq=1, DONE>1 tag=2 seq=1");
+  cr_assert_str_eq(frames(), "DONE>0 tag=2 seq=1, DONE>1 tag=2 seq=1, "
+                             "SUSPECT>0 tag=1 seq=1, SUSPECT>1 tag=1 seq=1, "
+                             "DONE>1 tag=2 seq=1");
 }
 
 /* Replica 1 asked the primary, which died before answering: it is the
@@ -1018,22 +1044,19 @@ Test(replica, new_primary_resends_last_decision_before_deciding) {
                    "the resend of #2 must precede decision #3; sent: %s", got);
 }
 
-/* --- what docs/replicas.md says and replica.c does not do ----------------- */
-
-/* SPEC (docs/replicas.md, "The same failure at the same call"): a replica
- * that suspects exchange n follows the VERDICT, which says whether the
+/* docs/replicas.md, "The same failure at the same call": a replica that
+ * suspects exchange n follows the VERDICT, which says whether the
  * primary's exchange n succeeded (a receive: its data as KEPT). Worker 1
  * sent tag 1 (seq 1) then tag 2 (seq 2), and died between its COPY of
  * tag 2 to replica 1 and to replica 2; the masters receive tag 2 then
  * tag 1. Replica 1, which no primary holds back, has completed both
  * exchanges; replica 2 suspects exchange 1 and asked the primary, which
- * died before answering. Replica 1 takes over and answers exchange 1 with
- * a failure: replica.c's answer() says ok only for the last exchange
- * (n == rw(p)->outcome_n), and keeps the last message only
- * (replicated_end). Replica 2 then reports a failure at the ft_recv where
- * the new primary received the data: the masters diverge. */
-Test(replica_spec, new_primary_ahead_answers_older_exchange,
-     .disabled = true) {
+ * died before answering. Replica 1 takes over and answers exchange 1 as
+ * it completed it: ok, with the data (KEPT), although it completed
+ * exchange 2 since. (It kept only its last exchange's outcome once, and
+ * answered a failure: replica 2 then reported the worker's failure at the
+ * ft_recv where every other master got the data.) */
+Test(replica, new_primary_ahead_answers_older_exchange) {
   start(1);
   ftmw_peer *p = &st.workers[1];
   cr_assert_eq(ftmw_rep_end(p, 1, msg_from(1, 2, 2, "second")), 1);
@@ -1044,7 +1067,8 @@ Test(replica_spec, new_primary_ahead_answers_older_exchange,
   SCRIPT(suspect(2, 1, 1), done(2, 1, 1), done(2, 1, 2));
   cr_assert_eq(ftmw_rep_begin(p), 1);
   script_played();
-  cr_assert_str_eq(frames(), "DONE>0 tag=1 seq=1, DONE>0 tag=1 seq=2, "
+  cr_assert_str_eq(frames(), "DONE>0 tag=1 seq=1, DONE>2 tag=1 seq=1, "
+                             "DONE>0 tag=1 seq=2, DONE>2 tag=1 seq=2, "
                              "KEPT>2 tag=2 seq=2, VERDICT>2 tag=1 seq=1 ok",
                    "exchange 1 succeeded in the new primary; sent: %s",
                    frames());
