@@ -12,27 +12,37 @@ typedef struct {
   int elsewhere;   /* processes on other hosts that joined */
   int reachable;   /* ...of them, heard within half the timeout */
   int master_lost; /* a master elsewhere silent, not yet declared failed */
+  int masters;     /* masters heard within half the timeout, this one too */
 } reach;
 
-/* Counts p (st.lock held; p->conn belongs to the loop's owner, the caller). */
+/* p is up and heard within half the timeout (st.lock held; p->conn
+ * belongs to the loop's owner, the caller). */
+static int heard(const ftmw_peer *p) {
+  return ftmw_peer_is_up(p) && p->conn != NULL &&
+         ftmw_link_silent_ms(p->conn) * 2 < (uint64_t)job.cfg.timeout_ms;
+}
+
+/* Counts p (st.lock held). */
 static void count(reach *r, const ftmw_peer *p, const ftmw_peer *lost) {
-  if (p == lost || p->at.pid == 0 || strcmp(p->at.host, job.host) == 0)
+  if (p == lost || (p->kind == FTMW_ROLE_MASTER && p->id == job.id))
     return;
-  if (p->kind == FTMW_ROLE_MASTER && p->id == job.id)
+  if (p->kind == FTMW_ROLE_MASTER)
+    r->masters += heard(p);
+  if (p->at.pid == 0 || strcmp(p->at.host, job.host) == 0)
     return;
   r->elsewhere++;
   if (!ftmw_peer_is_up(p) || p->conn == NULL)
     return; /* failed, finished, or not yet joined */
-  if (ftmw_link_silent_ms(p->conn) * 2 < (uint64_t)job.cfg.timeout_ms)
+  if (heard(p))
     r->reachable++;
   else if (p->kind == FTMW_ROLE_MASTER)
     r->master_lost = 1;
 }
 
-void ftmw_partition_check(const ftmw_peer *lost) {
+void ftmw_partition_check(const ftmw_peer *lost, int declared) {
   if (job.role != FTMW_ROLE_MASTER || job.M == 0)
     return;
-  reach r = {0, 0, lost->kind == FTMW_ROLE_MASTER};
+  reach r = {0, 0, 0, 1};
   uv_mutex_lock(&st.lock);
   if (st.finalizing) { /* the program is done: only its status is left */
     uv_mutex_unlock(&st.lock);
@@ -46,17 +56,33 @@ void ftmw_partition_check(const ftmw_peer *lost) {
     count(&r, &st.spares[k], lost);
   int primary = st.primary == job.id;
   uv_mutex_unlock(&st.lock);
-  r.elsewhere += strcmp(lost->at.host, job.host) != 0;
-  if (r.elsewhere == 0 || r.reachable > 0 || !r.master_lost)
+  int lost_elsewhere = strcmp(lost->at.host, job.host) != 0;
+  r.elsewhere += lost_elsewhere;
+  int lost_master = lost->kind == FTMW_ROLE_MASTER;
+  /* Cut off from every other host, while a master may take over. */
+  int alone = declared && r.elsewhere > 0 && r.reachable == 0 &&
+              (lost_master || r.master_lost);
+  /* Three masters or more: a master that reaches no strict majority of
+   * them (itself included) steps down while one elsewhere is silent, not
+   * crashed; those that reach a majority go on. */
+  int minority = job.M >= 2 && 2 * r.masters <= job.M + 1 &&
+                 ((lost_master && lost_elsewhere) || r.master_lost);
+  if (!alone && !minority)
     return;
   char name[32];
   ftmw_peer_name(lost, name, sizeof(name));
-  ftmw_log("master %d%s on %s: cut off from every other host (%s silent, "
-           "and %d more processes elsewhere unreachable): stepping down, "
-           "for a master that can reach them to take over",
-           job.id, primary ? " (primary)" : "", job.host, name,
-           r.elsewhere - 1);
-  ftmw_trace("stepped_down", "\"lost\":\"%s\",\"elsewhere\":%d,\"primary\":%d",
-             name, r.elsewhere, primary);
+  if (!alone)
+    ftmw_log("master %d%s on %s: reaches %d of the %d masters, no majority "
+             "(%s silent): stepping down, for the masters that reach a "
+             "majority to go on", job.id, primary ? " (primary)" : "",
+             job.host, r.masters, job.M + 1, name);
+  else
+    ftmw_log("master %d%s on %s: cut off from every other host (%s silent, "
+             "and %d more processes elsewhere unreachable): stepping down, "
+             "for a master that can reach them to take over",
+             job.id, primary ? " (primary)" : "", job.host, name,
+             r.elsewhere - 1);
+  ftmw_trace("stepped_down", "\"lost\":\"%s\",\"elsewhere\":%d,\"primary\":%d,"
+             "\"masters\":%d", name, r.elsewhere, primary, r.masters);
   _exit(FTMW_EXIT_CUT_OFF);
 }

@@ -21,9 +21,20 @@
  * unreachable, which must not make a master alone at the end step down.
  * A host is a host name (MPI's processor name). A job on one host never
  * steps down; nor does a master whose other masters all crashed (their
- * connections closed): no one can take over from it. Not covered: a
- * partition that splits the hosts into two groups, each with a master and
- * workers (docs/operations.md). */
+ * connections closed): no one can take over from it.
+ *
+ * The majority rule, for a partition that splits the hosts into groups
+ * each holding a master and workers (where the first rule keeps both
+ * sides going, each reaching processes elsewhere): with three masters or
+ * more (FT_NUM_MASTERS >= 2), a master steps down when the masters it
+ * heard within half the timeout, itself included, are no strict majority
+ * of them all while a master elsewhere is silent (not crashed). It is
+ * checked when a master goes quiet (half the timeout) as well as when one
+ * is declared failed, so a primary on the minority side leaves about half
+ * a timeout before the majority side declares it failed and takes over.
+ * Crashed masters count against the majority: with two of three gone
+ * (one crashed, one cut off), no side has one and every master steps
+ * down; the job ends without an answer rather than with two. */
 #ifndef FTMW_PARTITION_H
 #define FTMW_PARTITION_H
 
@@ -34,7 +45,9 @@ struct ftmw_peer;
 #define FTMW_EXIT_CUT_OFF 4
 
 /* Called by the loop's owner when lost is about to be declared failed for
- * its silence: steps down (does not return) when the rule above says so. */
-void ftmw_partition_check(const struct ftmw_peer *lost);
+ * its silence (declared), or when a master goes quiet (silent for half the
+ * timeout, not declared): steps down (does not return) when a rule above
+ * says so: when declared, the first; the majority rule at both. */
+void ftmw_partition_check(const struct ftmw_peer *lost, int declared);
 
 #endif

@@ -393,7 +393,7 @@ static void on_down(void *ctx, ftmw_conn *c, void *peer, int why,
   ftmw_peer *p = peer;
   int done = 0;
   if (why == FTMW_DOWN_SILENT)
-    ftmw_partition_check(p); /* a master cut off steps down here */
+    ftmw_partition_check(p, 1); /* a master cut off steps down here */
   if (why == FTMW_DOWN_CLOSED) {
     uv_mutex_lock(&st.lock);
     done = finished_locked(p);
@@ -419,6 +419,10 @@ static void on_quiet(void *ctx, ftmw_conn *c, void *peer, int quiet,
     ftmw_peer_set_locked(p, FTMW_PEER_ALIVE, "heard again");
   }
   uv_mutex_unlock(&st.lock);
+  /* A master left with no majority of the masters steps down now, half a
+   * timeout before those that have one declare it failed. */
+  if (quiet && p->kind == FTMW_ROLE_MASTER)
+    ftmw_partition_check(p, 0);
 }
 
 static void on_stalled(void *ctx, uint64_t gap, uint64_t now, int long_stall) {

@@ -17,6 +17,12 @@
 #   cut_primary  h1 (the primary) is cut off: it steps down, the replica
 #                takes over
 #   cut_replica  the replica's host is cut off: it steps down
+#   split        (-m 2) the hosts split in two: h1 (the primary) and h2
+#                (two workers) apart from h3 (two workers) and h4 (the
+#                two replicas); h0 reaches both. The primary, which
+#                reaches 1 master of 3, steps down; a replica takes over
+#                and the farm finishes without h2's workers (no spares),
+#                its answer printed once
 #   no_host      the hostfile runs out: in static mode without spares,
 #                h2's workers cannot be restored; in spawn mode (hosts h1
 #                and h2 only, h1 blacklisted by one worker's death first)
@@ -94,6 +100,14 @@ case $scenario in
     sleep 0.5; "$cluster" heal h2; sleep 0.5
     # shellcheck disable=SC2086
     kill -CONT $old 2>/dev/null ;;
+  split)
+    # The replicas (ranks W+1, W+2: masters 1 and 2) are on h4.
+    for k in 1 2; do
+      grep -q "\"role\":\"master\",\"rank\":[0-9]*,\"id\":$k,\"epoch\":0,\"host\":\"h4\"" "$trace" ||
+        { echo "FAIL: master $k is not on h4"; "$cluster" pids h4; exit 1; }
+    done
+    t=$(now); "$cluster" split h1,h2 h3,h4
+    echo "== split: h1 (the primary) and h2 | h3 and h4 (the replicas)" ;;
   cut_primary | cut_replica)
     h=h1; [ "$scenario" = cut_replica ] && h=$(grep -o '"role":"master","rank":[0-9]*,"id":1,"epoch":0,"host":"h[0-9]"' "$trace" | head -1 | sed 's/.*"host":"\(h[0-9]\)"/\1/')
     [ -n "$h" ] || { echo "FAIL: no trace of the replica's host"; exit 1; }
@@ -104,6 +118,7 @@ esac
 timeout 180 tail --pid=$job -f /dev/null
 wait $job; rc=$?
 [ "${h:-}" = "" ] || "$cluster" heal "$h"
+[ "$scenario" != split ] || "$cluster" join
 grep -v PMIX "$tmp/err" | grep -v '^ *$' | head -40
 cat "$tmp/out"
 got=$(grep -E "$answer" "$tmp/out")
@@ -137,6 +152,15 @@ case $scenario in
       grep -q '"id":1,.*"event":"role_change","role":"primary"' "$trace" || { echo "FAIL: the replica did not take over"; exit 1; }
       echo "== the replica took over $(ms_to "$t" '"event":"role_change","role":"primary"') ms after the cut"
     fi ;;
+  split)
+    grep -q '"id":0,.*"event":"stepped_down".*"masters":1' "$trace" ||
+      { echo "FAIL: the primary did not step down, reaching 1 master"; exit 1; }
+    grep -q '"id":[12],.*"event":"role_change","role":"primary"' "$trace" ||
+      { echo "FAIL: no replica took over"; exit 1; }
+    if grep -q '"id":[12],.*"event":"stepped_down"' "$trace"; then
+      echo "FAIL: a replica of the majority stepped down"; exit 1
+    fi
+    echo "== the primary stepped down $(ms_to "$t" '"id":0,.*"event":"stepped_down"') ms after the split, a replica took over $(ms_to "$t" '"event":"role_change","role":"primary"') ms after it" ;;
   no_host)
     lost=$(grep -c 'could not be restored: no host or spare is left' "$tmp/err")
     [ "$lost" -ge 2 ] && [ "$restores" -eq $((failures - lost)) ] ||
