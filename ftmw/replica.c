@@ -123,7 +123,7 @@ static uint64_t done_by_askers(const ftmw_rep_worker *w, uint64_t n) {
 
 /* Records the outcome of exchange w->calls (just counted), dropping those
  * every possible asker is done with. The primary holds its replicas
- * within one exchange of itself (ftmw_rep_begin), so it keeps one or two;
+ * within one exchange of itself (ftmw_rep_begin), so it keeps at most one;
  * a replica keeps as many as it runs ahead of the slowest other replica.
  * Returns 1 when it keeps m (freed when dropped). */
 static int keep_outcome(ftmw_rep_worker *w, int ok, ftmw_msg *m) {
@@ -254,11 +254,14 @@ static int replicated_serve(void) {
   }
   for (int r = 1; r <= job.W && job.id == st.primary; r++) {
     ftmw_rep_worker *w = &rs.workers[r];
-    for (int k = 0; k <= job.M; k++)
+    for (int k = 0; k <= job.M; k++) {
+      if (w->suspect_by[k] != 0 && !replica_alive(k))
+        w->suspect_by[k] = 0; /* nobody waits for the answer */
       if (w->suspect_by[k] != 0 && w->suspect_by[k] <= w->calls) {
         answer(&st.workers[r], w->suspect_by[k]);
         n++;
       }
+    }
   }
   serving = 0;
   return n;
@@ -337,8 +340,9 @@ static int replicated_verdict(ftmw_peer *p) {
   uint64_t n = w->calls + 1;
   int asked = -1;
   for (;;) {
-    if (w->verdict_n >= n)
-      return w->verdict_ok;
+    for (size_t i = 0; i < sizeof(w->verdicts) / sizeof(w->verdicts[0]); i++)
+      if (w->verdicts[i].n == n)
+        return w->verdicts[i].ok;
     if (!ftmw_is_replica())
       return 0; /* the primary reports what it saw */
     if (asked != st.primary) { /* first asking, or a new primary */
@@ -498,6 +502,26 @@ static int on_kept(ftmw_peer *p, const ftmw_hdr *h, void *payload) {
   return 0;
 }
 
+/* Replica: keeps the VERDICT on exchange n until its call asks for it,
+ * in a slot that is free or holds one it has completed since (st.lock
+ * held). At most one SUSPECT per replica is open, so the slots suffice;
+ * were they full, the oldest goes (asked for again, it is told again). */
+static void keep_verdict(ftmw_rep_worker *w, uint64_t n, int ok) {
+  size_t slots = sizeof(w->verdicts) / sizeof(w->verdicts[0]), at = 0;
+  if (n <= w->calls)
+    return; /* an exchange this master has completed: no news */
+  for (size_t i = 0; i < slots; i++) {
+    if (w->verdicts[i].n == n || w->verdicts[i].n <= w->calls) {
+      at = i;
+      break;
+    }
+    if (w->verdicts[i].n < w->verdicts[at].n)
+      at = i;
+  }
+  w->verdicts[at].n = n;
+  w->verdicts[at].ok = ok;
+}
+
 /* ACKED, DONE, SUSPECT and VERDICT: what the worker or the other masters
  * have done with an exchange. */
 static int on_progress(ftmw_peer *p, const ftmw_hdr *h) {
@@ -523,10 +547,7 @@ static int on_progress(ftmw_peer *p, const ftmw_hdr *h) {
     w->suspect_by[p->id] = h->seq;
     break;
   case FTMW_FRAME_VERDICT: /* from the primary, to a replica */
-    if (h->seq >= w->verdict_n) { /* an older exchange's is no news */
-      w->verdict_n = h->seq;
-      w->verdict_ok = (h->flags & FTMW_FLAG_OK) != 0;
-    }
+    keep_verdict(w, h->seq, (h->flags & FTMW_FLAG_OK) != 0);
     break;
   }
   ftmw_loop_wake_locked();

@@ -37,8 +37,14 @@ typedef struct ftmw_rep_worker {
   ftmw_rep_outcome *ring;
   uint32_t cap, first, kept;
   uint64_t acked_seq; /* replica: the primary's DATA seq the worker ACKed */
-  uint64_t verdict_n; /* replica: the last VERDICT's exchange number... */
-  int verdict_ok;     /* ...and whether the primary's call succeeded */
+  /* Replica: the VERDICTs about exchanges it has not completed, by
+   * exchange number (0: a free slot), and whether the primary's call
+   * succeeded. A primary that took over answers each replica's SUSPECT,
+   * and tells every replica, in no particular order of exchanges. */
+  struct {
+    uint64_t n;
+    int ok;
+  } verdicts[2 * FTMW_MAX_MASTERS];
   uint64_t done_by[FTMW_MAX_MASTERS];    /* each other replica's DONE */
   uint64_t suspect_by[FTMW_MAX_MASTERS]; /* primary: a replica's SUSPECT */
   uint64_t answered_n; /* primary: the last exchange it gave a verdict on */

@@ -721,6 +721,28 @@ Test(replica, send_case2_verdict_already_here) {
                              "SUSPECT>0 tag=1 seq=2");
 }
 
+/* A primary that took over ahead of the replicas answers their SUSPECTs
+ * about different exchanges in any order, and tells every replica (with
+ * four masters: another replica asked about exchange 2, where the worker
+ * had died; this one is still in exchange 1, which succeeded there). The
+ * verdict on exchange 2 is not this replica's answer for exchange 1: it
+ * keeps it for its exchange 2, and follows the verdict on 1. */
+Test(replica, verdicts_out_of_order_each_for_its_exchange) {
+  start(2);
+  ftmw_peer *p = &st.workers[1];
+  now(master_fails(0)); /* master 1 is the primary */
+  ftmw_rep_serve();
+  nsent = 0;
+  SCRIPT(worker_fails(1), verdict(1, 1, 2, 0), verdict(1, 1, 1, 1));
+  cr_assert_eq(ftmw_rep_send(p, ++ftmw_app_of(p)->next_seq), FT_ERR_PEER_FAILED);
+  cr_assert_eq(ftmw_rep_verdict(p), 1, "exchange 1 succeeded in the primary");
+  script_played();
+  ftmw_rep_end(p, 1, NULL);
+  cr_assert_eq(ftmw_rep_verdict(p), 0, "exchange 2 failed, told already");
+  cr_assert_str_eq(frames(), "SUSPECT>1 tag=1 seq=1, DONE>1 tag=1 seq=1",
+                   "sent: %s", frames());
+}
+
 /* --- a worker fails while a master receives (appendix: Master, receiving) */
 
 /* Case 1, a replica: the worker died before sending; told the primary's
