@@ -3,6 +3,7 @@
 #include "ftmw_impl.h"
 #include "abort.h"
 #include "death.h"
+#include "partition.h"
 #include "spawn.h"
 
 #include <mpi.h>
@@ -549,6 +550,8 @@ int ftmw_launch_init(int *argc, char ***argv) {
     for (int k = job.id + 1; k <= job.M; k++)
       ftmw_launch_wait_joined_locked(&st.masters[k], deadline);
     uv_mutex_unlock(&st.lock);
+    if (job.id == 0)
+      ftmw_partition_warn_placement();
     ftmw_trace("launch", "\"mode\":\"%s\",\"workers\":%d,\"spares\":%d,"
                "\"replicas\":%d", job.mode == FTMW_MODE_SPAWN ? "spawn" : "static",
                job.W, job.S, job.M);

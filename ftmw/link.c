@@ -755,7 +755,7 @@ static void tick_cb(uv_timer_t *t) {
       down(c, FTMW_DOWN_SILENT, why);
       continue;
     }
-    if (silent > to / 2 && !c->quiet) {
+    if (silent > to / 2 && !c->quiet && !unread(c)) {
       c->quiet = 1;
       if (l->ops->on_quiet)
         l->ops->on_quiet(l->ctx, c, c->peer, 1, silent);

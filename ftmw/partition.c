@@ -13,6 +13,7 @@ typedef struct {
   int reachable;   /* ...of them, heard within half the timeout */
   int master_lost; /* a master elsewhere silent, not yet declared failed */
   int masters;     /* masters heard within half the timeout, this one too */
+  int unjoined;    /* masters that never joined this one */
 } reach;
 
 /* p is up and heard within half the timeout (st.lock held; p->conn
@@ -26,8 +27,10 @@ static int heard(const ftmw_peer *p) {
 static void count(reach *r, const ftmw_peer *p, const ftmw_peer *lost) {
   if (p == lost || (p->kind == FTMW_ROLE_MASTER && p->id == job.id))
     return;
-  if (p->kind == FTMW_ROLE_MASTER)
+  if (p->kind == FTMW_ROLE_MASTER) {
     r->masters += heard(p);
+    r->unjoined += p->at.pid == 0;
+  }
   if (p->at.pid == 0 || strcmp(p->at.host, job.host) == 0)
     return;
   r->elsewhere++;
@@ -42,7 +45,7 @@ static void count(reach *r, const ftmw_peer *p, const ftmw_peer *lost) {
 void ftmw_partition_check(const ftmw_peer *lost, int declared) {
   if (job.role != FTMW_ROLE_MASTER || job.M == 0)
     return;
-  reach r = {0, 0, 0, 1};
+  reach r = {0, 0, 0, 1, 0};
   uv_mutex_lock(&st.lock);
   if (st.finalizing) { /* the program is done: only its status is left */
     uv_mutex_unlock(&st.lock);
@@ -62,10 +65,14 @@ void ftmw_partition_check(const ftmw_peer *lost, int declared) {
   /* Cut off from every other host, while a master may take over. */
   int alone = declared && r.elsewhere > 0 && r.reachable == 0 &&
               (lost_master || r.master_lost);
-  /* Three masters or more: a master that reaches no strict majority of
-   * them (itself included) steps down while one elsewhere is silent, not
-   * crashed; those that reach a majority go on. */
-  int minority = job.M >= 2 && 2 * r.masters <= job.M + 1 &&
+  /* Three masters or more, once all have joined: a master that reaches no
+   * strict majority of them (itself included) steps down while one
+   * elsewhere is silent, not crashed; those that reach a majority go on.
+   * At a master's quiet, only the primary (which would write the answer)
+   * checks: a silence shorter than the timeout then costs a takeover,
+   * not every master. */
+  int minority = job.M >= 2 && r.unjoined == 0 && (declared || primary) &&
+                 2 * r.masters <= job.M + 1 &&
                  ((lost_master && lost_elsewhere) || r.master_lost);
   if (!alone && !minority)
     return;
@@ -85,4 +92,31 @@ void ftmw_partition_check(const ftmw_peer *lost, int declared) {
   ftmw_trace("stepped_down", "\"lost\":\"%s\",\"elsewhere\":%d,\"primary\":%d,"
              "\"masters\":%d", name, r.elsewhere, primary, r.masters);
   _exit(FTMW_EXIT_CUT_OFF);
+}
+
+void ftmw_partition_warn_placement(void) {
+  if (job.role != FTMW_ROLE_MASTER || job.M < 2)
+    return;
+  uv_mutex_lock(&st.lock);
+  for (int k = 0; k <= job.M; k++) {
+    const char *h = k == job.id ? job.host : st.masters[k].at.host;
+    int same = 0, other = 0;
+    for (int j = 0; j <= job.M; j++) {
+      const char *hj = j == job.id ? job.host : st.masters[j].at.host;
+      if (j != job.id && st.masters[j].at.pid == 0)
+        continue; /* not joined: not known */
+      if (strcmp(h, hj) == 0)
+        same++;
+      else
+        other++;
+    }
+    if (other > 0 && 2 * same >= job.M + 1) {
+      ftmw_log("%d of the %d masters run on host %s: if it is lost, the "
+               "others are no majority and step down (docs/operations.md, "
+               "the majority rule); run the masters on different hosts",
+               same, job.M + 1, h);
+      break;
+    }
+  }
+  uv_mutex_unlock(&st.lock);
 }

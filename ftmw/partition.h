@@ -28,10 +28,12 @@
  * sides going, each reaching processes elsewhere): with three masters or
  * more (FT_NUM_MASTERS >= 2), a master steps down when the masters it
  * heard within half the timeout, itself included, are no strict majority
- * of them all while a master elsewhere is silent (not crashed). It is
- * checked when a master goes quiet (half the timeout) as well as when one
- * is declared failed, so a primary on the minority side leaves about half
- * a timeout before the majority side declares it failed and takes over.
+ * of them all while a master elsewhere is silent (not crashed), once every
+ * master has joined. The primary checks it when a master goes quiet (half
+ * the timeout) too, so a primary on the minority side leaves about half a
+ * timeout before the majority side declares it failed and takes over; a
+ * replica, only when it declares one failed (a silence shorter than the
+ * timeout costs a takeover, not every master).
  * Crashed masters count against the majority: with two of three gone
  * (one crashed, one cut off), no side has one and every master steps
  * down; the job ends without an answer rather than with two. */
@@ -49,5 +51,10 @@ struct ftmw_peer;
  * timeout, not declared): steps down (does not return) when a rule above
  * says so: when declared, the first; the majority rule at both. */
 void ftmw_partition_check(const struct ftmw_peer *lost, int declared);
+
+/* The primary, once every master has joined: says so when one host holds
+ * half the masters or more, whose loss would leave the others no
+ * majority (a job on one host is not told). */
+void ftmw_partition_warn_placement(void);
 
 #endif
