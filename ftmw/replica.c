@@ -504,8 +504,9 @@ static int on_kept(ftmw_peer *p, const ftmw_hdr *h, void *payload) {
 
 /* Replica: keeps the VERDICT on exchange n until its call asks for it,
  * in a slot that is free or holds one it has completed since (st.lock
- * held). At most one SUSPECT per replica is open, so the slots suffice;
- * were they full, the oldest goes (asked for again, it is told again). */
+ * held). A VERDICT answers an open SUSPECT, and a replica has at most one
+ * open per worker: at most FTMW_MAX_MASTERS at once, half the slots, so a
+ * free one is always found (the oldest is overwritten only if not). */
 static void keep_verdict(ftmw_rep_worker *w, uint64_t n, int ok) {
   size_t slots = sizeof(w->verdicts) / sizeof(w->verdicts[0]), at = 0;
   if (n <= w->calls)

@@ -419,8 +419,8 @@ static void on_quiet(void *ctx, ftmw_conn *c, void *peer, int quiet,
     ftmw_peer_set_locked(p, FTMW_PEER_ALIVE, "heard again");
   }
   uv_mutex_unlock(&st.lock);
-  /* A master left with no majority of the masters steps down now, half a
-   * timeout before those that have one declare it failed. */
+  /* A primary left with no majority of the masters steps down now, half a
+   * timeout before those that have one declare it failed (partition.h). */
   if (quiet && p->kind == FTMW_ROLE_MASTER)
     ftmw_partition_check(p, 0);
 }
