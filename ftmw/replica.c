@@ -102,8 +102,8 @@ static void diverged(int kind, int want) {
 
 /* --- the outcomes another replica may still ask about -------------------- */
 
-/* Exchange n's outcome as this master kept it, or NULL. */
-static const ftmw_rep_outcome *outcome(const ftmw_rep_worker *w, uint64_t n) {
+const ftmw_rep_outcome *ftmw_rep_outcome_of(const ftmw_rep_worker *w,
+                                            uint64_t n) {
   if (n > w->calls || n + w->kept <= w->calls)
     return NULL;
   uint32_t i = (uint32_t)(n - (w->calls - w->kept + 1));
@@ -161,7 +161,7 @@ static int keep_outcome(ftmw_rep_worker *w, int ok, ftmw_msg *m) {
  * replica, after the data the primary kept if the exchange received some.
  * Returns 0 if it could not (out of memory). */
 static int tell_verdict(ftmw_peer *p, uint64_t n) {
-  const ftmw_rep_outcome *o = outcome(of(p), n);
+  const ftmw_rep_outcome *o = ftmw_rep_outcome_of(of(p), n);
   if (o == NULL) /* dropped: no live replica had it to do (a bug) */
     ftmw_log("master %d: the outcome of exchange %llu with worker %d, asked "
              "for, is no longer kept: reported as a failure", job.id,

@@ -62,6 +62,11 @@ typedef struct ftmw_rep_state {
 
 extern __attribute__((visibility("hidden"))) ftmw_rep_state ftmw_rep;
 
+/* Exchange n's outcome with w's worker as this master keeps it, or NULL
+ * (not completed yet, or dropped). */
+const ftmw_rep_outcome *ftmw_rep_outcome_of(const ftmw_rep_worker *w,
+                                            uint64_t n);
+
 struct ftmw_peer;
 struct ftmw_hdr;
 

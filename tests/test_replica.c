@@ -334,12 +334,9 @@ static ftmw_rep_worker *rw(const ftmw_peer *p) {
 }
 
 /* The outcome of exchange n with worker p as this master keeps it, or
- * NULL: exchanges calls - kept + 1 .. calls, oldest at ring[first]. */
+ * NULL. */
 static const ftmw_rep_outcome *kept_outcome(const ftmw_peer *p, uint64_t n) {
-  const ftmw_rep_worker *w = rw(p);
-  if (n > w->calls || n + w->kept <= w->calls)
-    return NULL;
-  return &w->ring[(w->first + (n - (w->calls - w->kept + 1))) % w->cap];
+  return ftmw_rep_outcome_of(rw(p), n);
 }
 
 /* What ft_finalize frees (api.c's free_all), and the frames' copies. */
