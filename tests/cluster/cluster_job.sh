@@ -23,6 +23,8 @@
 #                reaches 1 master of 3, steps down; a replica takes over
 #                and the farm finishes without h2's workers (no spares),
 #                its answer printed once
+#   scancel      (SLURM) the job is cancelled mid-run: ftmwrun ends, and
+#                no process of the job is left on any host
 #   no_host      the hostfile runs out: in static mode without spares,
 #                h2's workers cannot be restored; in spawn mode (hosts h1
 #                and h2 only, h1 blacklisted by one worker's death first)
@@ -135,6 +137,23 @@ case $scenario in
     [ -n "$h" ] || { echo "FAIL: no trace of the replica's host"; exit 1; }
     t=$(now); "$cluster" cut "$h"
     echo "== $h cut (the $( [ $h = h1 ] && echo primary || echo replica )'s host)" ;;
+  scancel)
+    [ -n "$slurm" ] || { echo "cluster_job.sh: scancel needs SLURM"; exit 2; }
+    id=$("$cluster" exec h0 squeue -h -o %i)
+    [ -n "$id" ] || { echo "FAIL: no job in Slurm's queue"; exit 1; }
+    "$cluster" exec h0 scancel "$id" || { echo "FAIL: scancel $id"; exit 1; }
+    timeout 60 tail --pid=$job -f /dev/null
+    kill -0 $job 2>/dev/null && { echo "FAIL: the job still runs 60 s after scancel"; exit 1; }
+    # Nothing of the job on any host: the program, the shim, MPI's daemons.
+    pat="$(basename "$prog")|ftmw-shim|orted|hydra_pmi_proxy|slurmstepd"
+    for _ in $(seq 100); do
+      left=$(for h in h1 h2 h3 h4; do "$cluster" pids $h; done | xargs -r ps -o pid=,args= -p 2>/dev/null | grep -E "$pat")
+      [ -z "$left" ] && break
+      sleep 0.2
+    done
+    [ -z "$left" ] || { echo "FAIL: left 20 s after scancel: $left"; exit 1; }
+    echo "== job $id cancelled: nothing of it left on h1..h4"
+    exit 0 ;;
   *) echo "cluster_job.sh: no scenario '$scenario'"; exit 2 ;;
 esac
 timeout 180 tail --pid=$job -f /dev/null
