@@ -9,4 +9,4 @@ ftmwrun=$1 farm=$2 opts=$3 fault=$4 want_fail=$5 want_rest=$6 calls=${7:-any}
 # shellcheck disable=SC2086 # FARM_ARGS: options, split
 EXPECT="failures $want_fail restores $want_rest duplicates 0" exec \
   "$(dirname "$0")/kill_job.sh" "$ftmwrun" "$opts" "$fault" "$want_fail" "$want_rest" \
-  "$calls" '^checksum' "$farm" "$farm" --tasks 60 --work-us 2000 ${FARM_ARGS:-}
+  "$calls" '^checksum' "$farm" "$farm" --tasks 300 --work-us 2000 ${FARM_ARGS:-}
