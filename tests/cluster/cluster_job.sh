@@ -31,7 +31,7 @@
 #                neither can. The other workers finish the job (farm only)
 # With SLURM=salloc or SLURM=sbatch the hosts run a real Slurm (ftmw-cluster
 # up --slurm, h1..h4 of 2 CPUs each) and the job runs in an allocation of
-# the 4 nodes (--no-kill), ftmwrun taking the hosts and the agent from it
+# the 4 nodes, 2 CPUs each (--no-kill), ftmwrun taking the hosts and the agent from it
 # (no hostfile, no --agent). After a crash the job must also outlive
 # Slurm's own verdict on the node (about 15 s later: TASKS long enough).
 # Exits 77 (skipped) where network namespaces cannot be made, or, with
@@ -73,11 +73,11 @@ case $slurm in
       --agent "$here/../../tools/ftmw-cluster-rsh" --iface eth0 \
       "$prog" $args > "$tmp/out" 2> "$tmp/err" & ;;
   salloc)
-    FT_TRACE=$trace "$cluster" exec h0 salloc -N 4 --no-kill \
+    FT_TRACE=$trace "$cluster" exec h0 salloc -N 4 --ntasks-per-node=2 --no-kill \
       "$ftmwrun" $opts --iface eth0 "$prog" $args > "$tmp/out" 2> "$tmp/err" & ;;
   sbatch)
     # The batch script runs on h1, and its output goes to files.
-    FT_TRACE=$trace "$cluster" exec h0 sbatch --wait -N 4 --no-kill -o "$tmp/out" -e "$tmp/err" \
+    FT_TRACE=$trace "$cluster" exec h0 sbatch --wait -N 4 --ntasks-per-node=2 --no-kill -o "$tmp/out" -e "$tmp/err" \
       --wrap "$ftmwrun $opts --iface eth0 $prog $args" > "$tmp/sbatch" 2>&1 & ;;
 esac
 job=$!

@@ -7,7 +7,8 @@ cluster=$here/../../tools/ftmw-cluster
 "$cluster" check || exit 77
 . "$here/../integration/workdir.sh"
 export FTMW_CLUSTER=ftc$$ FTMW_SHARED_DIR=$tmp
+# (a Slurm's logs go into $tmp first: a failed test's directory keeps them)
 # shellcheck disable=SC2016
-workdir_exit='"$cluster" down'
+workdir_exit='cp -r "/run/ftmw-cluster/$FTMW_CLUSTER/log" "$tmp/slurm-log" 2>/dev/null; "$cluster" down'
 # shellcheck disable=SC2086
 "$cluster" up "$N" ${UP_OPTS:-} || { echo "FAIL: cannot make the cluster"; exit 1; }

@@ -55,7 +55,12 @@ done
 [ -z "$left" ] || fail "left after scancel: $left"
 
 conf=$("$cluster" slurm-conf)
+daemons=$(for h in h0 h1 h2 h3; do "$cluster" pids $h; done | tr '\n' ' ')
 "$cluster" down
+# (dead ones not reaped yet, zombies, do not count)
+# shellcheck disable=SC2086
+alive=$(ps -o pid=,stat=,args= -p $daemons 2>/dev/null | awk '$2 !~ /^Z/')
+[ -z "$alive" ] || { echo "FAIL: left after down: $alive"; exit 1; }
 [ ! -e "$conf" ] || { echo "FAIL: $conf left after down"; exit 1; }
 left=$(ip netns list | grep "^$FTMW_CLUSTER-")
 [ -z "$left" ] || { echo "FAIL: namespaces left after down: $left"; exit 1; }

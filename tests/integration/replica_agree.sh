@@ -9,6 +9,8 @@
 # line matching the first one must also equal that of a fault-free run
 # with those ftmwrun options. With DEAD=N in the environment, N masters
 # are killed by FAULT: the survivors must agree. FAULT "none": no fault.
+# EXPECT_ERR, if set: extended regexes separated by " && ", each of which
+# must match a line of the library's messages (standard error).
 # Usage: replica_agree.sh FTMWRUN "FTMWRUN-OPTIONS" M FAULT WANT PROGRAM [ARGS...]
 set -u
 ftmwrun=$1 opts=$2 m=$3 fault=$4 want=$5 prog=$6
@@ -25,6 +27,11 @@ FT_TRACE=$tmp/trace "$ftmwrun" $opts -m "$m" "$prog" "$@" > "$tmp/out" 2> "$tmp/
 rc=$?
 cat "$tmp/out" "$tmp/err" | grep -v PMIX
 [ "$rc" -eq 0 ] || { echo "FAIL: exit status $rc"; exit 1; }
+if [ -n "${EXPECT_ERR:-}" ]; then
+  echo "$EXPECT_ERR" | sed 's/ && /\n/g' | while read -r re; do
+    grep -q -E "$re" "$tmp/err" || { echo "FAIL: no message matching '$re'"; exit 1; }
+  done || exit 1
+fi
 "$(dirname "$0")/no_protocol_errors.sh" "$tmp/trace" || exit 1
 live=$((m + 1 - ${DEAD:-0}))
 first=1

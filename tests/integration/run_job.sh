@@ -12,6 +12,11 @@ pid=$!
   sleep "$limit" & s=$!
   wait "$s"
   echo "run_job: timed out after ${limit}s: $*" >&2
+  # TERM first, so that the test removes what it made (a cluster and its
+  # Slurm, integration/workdir.sh); 5 s later, KILL whatever is left.
+  kill -TERM -"$pid" 2>/dev/null
+  i=0
+  while [ $i -lt 10 ] && kill -0 "$pid" 2>/dev/null; do sleep 0.5; i=$((i + 1)); done
   kill -KILL -"$pid" 2>/dev/null
   pkill -KILL -s "$pid" 2>/dev/null
 ) &

@@ -23,3 +23,5 @@ workdir_end() {
   exit "$rc"
 }
 trap workdir_end EXIT
+# Ended by run_job.sh at its time limit: clean up as at any exit.
+trap 'exit 143' TERM
