@@ -16,9 +16,9 @@ run_suite() { # name cmake-args... (CTEST_ARGS: which tests, all if unset)
      ! cmake --build "build-test/$name" -j"$(nproc)" >>"build-test/$name.log" 2>&1; then
     tail -30 "build-test/$name.log"; failed=$((failed + 1)); return
   fi
-  # shellcheck disable=SC2086
   # -j8: two tests at a time, and two cluster tests beside them (each test
   # counts 3 processors, a cluster test 1: tests/CMakeLists.txt).
+  # shellcheck disable=SC2086
   (cd "build-test/$name" && ctest --output-on-failure -j8 ${CTEST_ARGS:-}) | tee "build-test/$name.ctest"
   local p
   p=$(sed -n 's/.* tests passed, \([0-9]*\) tests failed out of \([0-9]*\).*/\2 \1/p' "build-test/$name.ctest")

@@ -22,10 +22,10 @@ echo "== the processes that ended the job ran on: $hosts"
 [ "$(echo "$hosts" | wc -w)" -ge 2 ] || { echo "FAIL: the job did not span hosts"; exit 1; }
 for h in h1 h2 h3; do
   for _ in $(seq 20); do
-    [ -z "$("$cluster" pids "$h" | xargs -r ps -o args= -p 2>/dev/null | grep job_calls)" ] && break
+    [ -z "$(procs_on "$h" | grep job_calls)" ] && break
     sleep 0.5
   done
-  left=$("$cluster" pids "$h" | xargs -r ps -o pid=,args= -p 2>/dev/null | grep job_calls)
+  left=$(procs_on "$h" | grep job_calls)
   [ -z "$left" ] || { echo "FAIL: left on $h: $left"; exit 1; }
 done
 echo "abort across hosts: status 7, nothing left"

@@ -147,7 +147,7 @@ case $scenario in
     # Nothing of the job on any host: the program, the shim, MPI's daemons.
     pat="$(basename "$prog")|ftmw-shim|orted|hydra_pmi_proxy|slurmstepd"
     for _ in $(seq 100); do
-      left=$(for h in h1 h2 h3 h4; do "$cluster" pids $h; done | xargs -r ps -o pid=,args= -p 2>/dev/null | grep -E "$pat")
+      left=$(procs_on h1 h2 h3 h4 | grep -E "$pat")
       [ -z "$left" ] && break
       sleep 0.2
     done
@@ -184,7 +184,7 @@ case $scenario in
     if [ -n "$slurm" ]; then
       # Slurm took h2 out of the job while it ran (with --no-kill, and
       # each host's daemon in a job step of its own, the job goes on).
-      grep -q "Removing failed node h2 from JobId" "$(dirname "$("$cluster" slurm-conf)")/log/slurmctld.log" ||
+      grep -q "Removing failed node h2 from JobId" "$slurm_logs/slurmctld.log" ||
         { echo "FAIL: the job ended before Slurm marked h2 down: make it longer (TASKS)"; exit 1; }
       echo "== Slurm marked h2 down and took it out of the allocation; the job went on"
     fi ;;&

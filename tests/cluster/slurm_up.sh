@@ -12,10 +12,8 @@ command -v slurmctld > /dev/null && command -v munged > /dev/null ||
 here=$(cd "$(dirname "$0")" && pwd)
 N=4 UP_OPTS=--slurm . "$here/cluster_up.sh"
 on0() { timeout 60 "$cluster" exec h0 "$@"; }
-# The processes on the compute nodes: pid and command line.
-procs() { for h in h1 h2 h3; do "$cluster" pids $h; done | xargs -r ps -o pid=,args= -p 2>/dev/null; }
-sleeping() { procs | grep -cE '^ *[0-9]+ (/usr/bin/)?sleep 300$'; }
-fail() { echo "FAIL: $*"; tail -n 20 "$("$cluster" slurm-conf | xargs dirname)"/log/*.log; exit 1; }
+sleeping() { procs_on h1 h2 h3 | grep -cE '^ *[0-9]+ (/usr/bin/)?sleep 300$'; }
+fail() { echo "FAIL: $*"; tail -n 20 "$slurm_logs"/*.log; exit 1; }
 
 nodes=$(on0 sinfo -h -N -o '%N %T' | sort | tr '\n' ' ')
 echo "sinfo: $nodes"
@@ -48,7 +46,7 @@ done
   fail "job $id's steps are not running on 3 nodes"
 on0 scancel "$id" || fail "scancel $id"
 for _ in $(seq 100); do
-  left=$(procs | grep -E 'sleep 300|slurmstepd')
+  left=$(procs_on h1 h2 h3 | grep -E 'sleep 300|slurmstepd')
   [ -z "$left" ] && break
   sleep 0.1
 done
