@@ -63,7 +63,7 @@ static void master(const mstart_problem *p, int W) {
       best = r;
     give(p, st.MPI_SOURCE, &next);
   }
-  mstart_report(p, &best, evals, 0, 0, MPI_Wtime() - t0);
+  mstart_report(p, &best, p->starts, evals, 0, 0, MPI_Wtime() - t0);
 }
 
 int main(int argc, char **argv) {

@@ -55,7 +55,9 @@ int ftmw_config_parse(ftmw_config *c, ftmw_getenv_fn get, char *err,
               FTMW_DEFAULT_SPAWN_TIMEOUT_MS, &c->spawn_timeout_ms, err,
               errlen) ||
       int_var(get, "FT_EAGER_LIMIT", 0, FTMW_MAX_EAGER_LIMIT,
-              FTMW_DEFAULT_EAGER_LIMIT, &c->eager_limit, err, errlen))
+              FTMW_DEFAULT_EAGER_LIMIT, &c->eager_limit, err, errlen) ||
+      int_var(get, "FT_TERM_GRACE_MS", 0, 3600000, FTMW_DEFAULT_TERM_GRACE_MS,
+              &c->term_grace_ms, err, errlen))
     return -1;
   if (c->timeout_ms < 2 * c->heartbeat_ms) {
     snprintf(err, errlen,

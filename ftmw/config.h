@@ -27,6 +27,11 @@
  * (FT_EAGER_LIMIT; docs/api.md). Open MPI's TCP eager limit, 64 KiB. */
 #define FTMW_DEFAULT_EAGER_LIMIT 65536
 #define FTMW_MAX_EAGER_LIMIT (64 << 20)
+/* After SIGTERM (a time limit) a process has this long to end by itself
+ * (FT_TERM_GRACE_MS; term.h). Open MPI's mpirun holds the job's output
+ * for about twice that (ftmwrun), which must end within Slurm's KillWait
+ * (30 s by default). */
+#define FTMW_DEFAULT_TERM_GRACE_MS 8000
 /* The largest message; a frame header cannot announce more. */
 #ifndef FTMW_MAX_MESSAGE
 #define FTMW_MAX_MESSAGE ((uint64_t)4 << 30)
@@ -42,6 +47,7 @@ typedef struct {
   int spawn_timeout_ms; /* FT_SPAWN_TIMEOUT_MS */
   int eager_limit;  /* FT_EAGER_LIMIT: bytes; 0: every send acknowledged */
   int errors_return; /* FT_ERRORS=return; 0: checked (calls.h) */
+  int term_grace_ms; /* FT_TERM_GRACE_MS; 0: SIGTERM ends a process at once */
   uint64_t max_message;
   char hostfile[FTMW_PATH_MAX]; /* FT_HOSTFILE, "" when unset */
   char iface[16];               /* FT_IFACE: masters listen on its IPv4

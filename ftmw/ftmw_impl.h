@@ -45,7 +45,8 @@ struct ftmw_state {
   uv_mutex_t lock;
   ftmw_qnode submit;   /* ftmw_op.node */
   ftmw_qnode arrivals; /* ftmw_msg.by_arrival, all sources */
-  int failure_seen;    /* some process of the job failed */
+  int failure_seen;    /* some process of the job failed, or leaves
+                          without MPI_Finalize (term.h) */
   int finalizing;      /* ft_finalize has begun (FIN sent or going out) */
   int bye_sent;        /* master: finalize has sent BYE */
   int activated;       /* spare: ACTIVATE received (or BYE) */

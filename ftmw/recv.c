@@ -4,6 +4,7 @@
  * Application thread only. */
 #include "calls.h"
 #include "owned.h"
+#include "term.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -213,6 +214,22 @@ static int timed_out(recv_want *w) {
   return 0;
 }
 
+/* After SIGTERM (term.h), a master's receive that would wait reports it
+ * instead (st.lock held on entry, not on return): with replicas, only a
+ * receive from several sources, which the primary decides and the
+ * replicas' same call follows; a receive from one worker there waits on,
+ * as the replicas' own would. */
+static int terminated_now(const recv_want *w) {
+  return ftmw_is_master() && ftmw_term_requested() &&
+         (w->from != FROM_ONE || job.M == 0);
+}
+static int terminated(recv_want *w) {
+  uv_mutex_unlock(&st.lock);
+  w->rank = 0;
+  ftmw_set_status(w->status, 0, w->tag, 0, FT_ERR_TERMINATED);
+  return ftmw_fail(FT_ERR_TERMINATED), -1;
+}
+
 /* The one receive completion, behind ft_recv, ft_wait and ft_waitany
  * (st.lock held on entry, not on return). With master replicas it is one
  * exchange of the lock-step: a receive from several sources follows the
@@ -227,9 +244,13 @@ static int complete(recv_want *w) {
   uint64_t decided_seq = 0;
   int kind = w->deadline ? FTMW_DECIDE_OR(FTMW_DECIDE_RECV, FTMW_DECIDE_TIMEOUT)
                          : FTMW_DECIDE_RECV;
-  if (w->from != FROM_ONE &&
-      ftmw_rep_follow(kind, -1, &decided_rank, &decided_seq)) {
+  int followed = w->from != FROM_ONE
+                     ? ftmw_rep_follow(kind, -1, &decided_rank, &decided_seq)
+                     : 0;
+  if (followed) {
     decided = 1;
+    if (followed == FTMW_DECIDE_TERM) /* the primary's reported SIGTERM */
+      return terminated(w);
     if (decided_rank == 0) /* TIMEOUT: the primary's receive gave up */
       return timed_out(w);
     p = &st.workers[decided_rank];
@@ -275,6 +296,11 @@ static int complete(recv_want *w) {
     if (decided && decided_seq != 0 && ftmw_peer_is_up(p)) {
       ftmw_wait_locked(-1); /* the copy is on its way */
       continue;
+    }
+    if (!decided && terminated_now(w)) { /* before any failure: stop */
+      if (w->from != FROM_ONE)
+        ftmw_rep_decide(FTMW_DECIDE_TERM, 0, 0);
+      return terminated(w);
     }
     /* A master whose worker died before its copy came: the primary's
      * verdict says whether this call succeeded there (then its data is
@@ -431,7 +457,8 @@ static int probe_locked(const char *call, ftmw_peer *p, int tag, int block,
   int kind = ftmw_rep_follow(
       FTMW_DECIDE_OR(FTMW_DECIDE_PROBE, FTMW_DECIDE_PROBED), want, rank, v);
   if (kind) {
-    if (kind == FTMW_DECIDE_PROBED && *v != FT_SUCCESS && *rank >= 1)
+    if (kind == FTMW_DECIDE_PROBED && *v != FT_SUCCESS &&
+        *v != FT_ERR_TERMINATED && *rank >= 1)
       ftmw_decided_gone_locked(&st.workers[*rank], call); /* here too */
     return kind;
   }
@@ -456,6 +483,10 @@ static int probe_locked(const char *call, ftmw_peer *p, int tag, int block,
       rc = ftmw_peer_gone_locked(p, call);
     if (again)
       continue;
+    /* After SIGTERM a master's probe that would wait reports it (term.h):
+     * a decision like any probe's, whatever its source. */
+    if (rc == FT_SUCCESS && block && master && ftmw_term_requested())
+      rc = FT_ERR_TERMINATED;
     if (rc != FT_SUCCESS || (!block && pass > 0)) {
       kind = FTMW_DECIDE_PROBED;
       *v = (uint64_t)rc;

@@ -307,7 +307,9 @@ static int replicated_follow(int kind, int want_rank, int *rank,
       FTMW_CONTAINER_OF(ftmw_q_head(&rs.decisions), ftmw_decision, node);
   int alt = FTMW_DECIDE_ALT(kind);
   kind = FTMW_DECIDE_KIND(kind);
-  if ((d->kind != kind && (alt == 0 || d->kind != alt)) ||
+  /* A receive from several sources may also report SIGTERM (recv.c). */
+  int term = d->kind == FTMW_DECIDE_TERM && kind == FTMW_DECIDE_RECV;
+  if ((d->kind != kind && (alt == 0 || d->kind != alt) && !term) ||
       (want_rank >= 0 && d->rank != want_rank))
     diverged(d->kind, kind);
   ftmw_q_remove(&d->node);
@@ -445,7 +447,7 @@ int ftmw_rep_queue_decision_locked(const ftmw_decision *d) {
 static int names_no_worker(int kind) {
   return kind == FTMW_DECIDE_TESTANY || kind == FTMW_DECIDE_PRIMARY ||
          kind == FTMW_DECIDE_CLOCK || kind == FTMW_DECIDE_TIMEOUT ||
-         kind == FTMW_DECIDE_PROBED;
+         kind == FTMW_DECIDE_PROBED || kind == FTMW_DECIDE_TERM;
 }
 
 /* DECIDE, primary to replica: queued for the call that must follow it. */

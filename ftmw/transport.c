@@ -8,6 +8,7 @@
 #include "ftmw_impl.h"
 #include "abort.h"
 #include "partition.h"
+#include "term.h"
 #include "inbox.h"
 #include "localproc.h"
 #include "loop.h"
@@ -310,17 +311,24 @@ static int on_frame(void *ctx, ftmw_conn *c, void *peer, const ftmw_hdr *h,
     return 0;
   }
   case FTMW_FRAME_FIN:
-  case FTMW_FRAME_BYE:
+  case FTMW_FRAME_BYE: {
     uv_mutex_lock(&st.lock);
-    if (h->type == FTMW_FRAME_FIN)
+    if (h->type == FTMW_FRAME_FIN) {
       p->fin = 1;
-    else {
+      if (h->flags & FTMW_FLAG_LEAVING) /* it skips MPI_Finalize (term.h) */
+        st.failure_seen = 1;
+    } else {
       p->bye = 1;
       p->bye_clean = (h->flags & FTMW_FLAG_CLEAN) != 0;
     }
+    int primary_ends = p->kind == FTMW_ROLE_MASTER && p->id == st.primary &&
+                       !st.finalizing;
     ftmw_loop_wake_locked();
     uv_mutex_unlock(&st.lock);
+    if (primary_ends) /* after SIGTERM, a computing worker need not wait */
+      ftmw_term_on_primary_end(h->type == FTMW_FRAME_BYE);
     return 0;
+  }
   case FTMW_FRAME_DOWN: {
     if (p->kind != FTMW_ROLE_MASTER || job.role != FTMW_ROLE_MASTER ||
         h->tag > job.W) {
@@ -496,6 +504,7 @@ static void on_tick(void *ctx, uint64_t now) {
   (void)ctx;
   check_joins(now);
   ftmw_abort_poll();
+  ftmw_term_poll(now);
   if (st.orphan_since && now > st.orphan_since &&
       now - st.orphan_since > (uint64_t)job.cfg.timeout_ms) {
     ftmw_log("%s %d: every master is gone; exiting", ftmw_role_name(job.role), job.id);
@@ -628,6 +637,7 @@ static void stop_all(void) {
   unbind_all(st.masters, 0, job.M);
   unbind_all(st.spares, 0, job.S - 1);
   ftmw_link_stop(&link_);
+  ftmw_term_close();
   ftmw_loop_close_handles();
 }
 
@@ -691,6 +701,7 @@ int ftmw_transport_start(int listen) {
       return FT_ERR_NETWORK;
     }
   }
+  ftmw_term_start(ftmw_loop(), job.cfg.term_grace_ms);
   return ftmw_loop_start() == 0 ? FT_SUCCESS : FT_ERR_INTERNAL;
 }
 

@@ -65,6 +65,8 @@ enum ftmw_frame_type {
 };
 
 #define FTMW_FLAG_CLEAN 0x1u /* BYE: no process failed; MPI_Finalize is safe */
+#define FTMW_FLAG_LEAVING 0x2u /* FIN: this process ends without MPI_Finalize
+                                  (stopped by SIGTERM, term.h) */
 #define FTMW_FLAG_OK 0x1u    /* VERDICT: the primary's call succeeded */
 /* DATA: the sender does not wait for it (ft_isend): its ACK may come a
  * little later, with other frames (see ftmw_link_ack). */
@@ -98,7 +100,8 @@ enum {
   FTMW_DECIDE_TIMEOUT = 8, /* rank 0: a receive with a deadline gave up */
   FTMW_DECIDE_PROBE = 9,   /* a probe found a message */
   FTMW_DECIDE_PROBED = 10, /* a probe found none, or reported an error */
-  FTMW_DECIDE_LAST = FTMW_DECIDE_PROBED
+  FTMW_DECIDE_TERM = 11,   /* rank 0: a receive reported SIGTERM (term.h) */
+  FTMW_DECIDE_LAST = FTMW_DECIDE_TERM
 };
 #define FTMW_DECIDE_SIZE 16
 

@@ -87,7 +87,9 @@ typedef enum {
   XX(ERR_MPI, "the MPI library failed")                                        \
   XX(ERR_NETWORK, "network set-up failed")                                     \
   XX(ERR_INTERNAL, "internal error")                                           \
-  XX(ERR_OPTION, "an option is out of range")
+  XX(ERR_OPTION, "an option is out of range")                                  \
+  XX(ERR_TERMINATED, "the job is being stopped (SIGTERM): write what you "     \
+                     "have and call ft_finalize")
 
 typedef enum {
 #define FT_ERRNO_GEN(name, msg) FT_##name,

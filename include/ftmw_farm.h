@@ -123,8 +123,10 @@ FTMW_EXPORT int64_t ft_farm_submit(ft_farm *f, const void *in, size_t n);
 
 /* Delivers the next result in completion order, waiting for one. Returns
  * 1 with *r filled, 0 when every submitted task has been delivered, -1 on
- * misuse (ft_error()). A task that cannot be done is delivered too, with
- * its status. */
+ * misuse (ft_error()), or with FT_ERR_TERMINATED once the job has had
+ * SIGTERM (a time limit) and no result is ready: deliver what you have
+ * and call ft_farm_destroy, then ft_finalize. A task that cannot be done
+ * is delivered too, with its status. */
 FTMW_EXPORT int ft_farm_next(ft_farm *f, ft_farm_result *r);
 
 /* The same as a loop: calls fn for every result until none is left (fn

@@ -30,6 +30,7 @@ Test(config, defaults, .timeout = 5) {
   cr_assert_eq(c.spawn_timeout_ms, FTMW_DEFAULT_SPAWN_TIMEOUT_MS);
   cr_assert_eq(c.eager_limit, FTMW_DEFAULT_EAGER_LIMIT);
   cr_assert_eq(c.errors_return, 0); /* FT_ERRORS=checked */
+  cr_assert_eq(c.term_grace_ms, FTMW_DEFAULT_TERM_GRACE_MS);
   cr_assert(c.max_message >= ((uint64_t)1 << 30));
 }
 
@@ -40,13 +41,15 @@ Test(config, valid_values, .timeout = 5) {
                            "FT_TIMEOUT_MS", "100", "FT_FAULT", "recv.ack:2@3/1",
                            "FT_TRACE_DATA", "100", "FT_SPAWN_TIMEOUT_MS", "2500",
                            "FT_IFACE", "eth0.12", "FT_EAGER_LIMIT", "0",
-                           "FT_ERRORS", "return", NULL};
+                           "FT_ERRORS", "return", "FT_TERM_GRACE_MS", "0",
+                           NULL};
   cr_assert_eq(parse(t, &c, err), 0, "%s", err);
   cr_assert_eq(c.workers, 16);
   cr_assert_eq(c.spawn_timeout_ms, 2500);
   cr_assert_eq(c.trace_data, 100);
   cr_assert_eq(c.eager_limit, 0);
   cr_assert_eq(c.errors_return, 1);
+  cr_assert_eq(c.term_grace_ms, 0); /* SIGTERM's default action */
   cr_assert_str_eq(c.fault, "recv.ack:2@3/1");
   cr_assert_str_eq(c.iface, "eth0.12");
 }
@@ -70,6 +73,9 @@ Test(config, invalid_values_name_the_variable, .timeout = 5) {
       {"FT_EAGER_LIMIT", "-1", "FT_EAGER_LIMIT"},
       {"FT_EAGER_LIMIT", "64k", "FT_EAGER_LIMIT"},
       {"FT_EAGER_LIMIT", "67108865", "FT_EAGER_LIMIT"}, /* over 64 MiB */
+      {"FT_TERM_GRACE_MS", "-1", "FT_TERM_GRACE_MS"},
+      {"FT_TERM_GRACE_MS", "10s", "FT_TERM_GRACE_MS"},
+      {"FT_TERM_GRACE_MS", "3600001", "FT_TERM_GRACE_MS"},
       {"FT_HOSTFILE", "", "FT_HOSTFILE"},
       {"FT_TRACE", "", "FT_TRACE"},
       {"FT_FAULT", "nowhere", "FT_FAULT"},

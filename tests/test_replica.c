@@ -514,25 +514,55 @@ Test(replica, unfollowed_decision_followed_again) {
   script_played();
 }
 
+/* Replica 1, given the primary's decision (kind, rank), makes a call of
+ * kind call naming worker want: it must leave the job (exit 70). */
+static void follow_other_call(int kind, int rank, int call, int want) {
+  start(1);
+  now(decide(0, kind, rank, 5, 1));
+  uint64_t value;
+  ftmw_rep_follow(call, want, &rank, &value);
+}
+
 /* A replica whose call is not the one the primary decided leaves the job
  * with status 70: another kind of call... */
 Test(replica, diverged_call_exits_70, .exit_code = 70) {
-  start(1);
-  now(decide(0, FTMW_DECIDE_RECV, 1, 5, 1));
-  int rank;
-  uint64_t value;
-  ftmw_rep_follow(FTMW_DECIDE_TEST, 1, &rank, &value);
+  follow_other_call(FTMW_DECIDE_RECV, 1, FTMW_DECIDE_TEST, 1);
   cr_assert_fail("followed a RECV decision with ft_test");
 }
 
 /* ...or the same call naming another worker. */
 Test(replica, diverged_worker_exits_70, .exit_code = 70) {
-  start(1);
-  now(decide(0, FTMW_DECIDE_TEST, 2, 0, 1));
-  int rank;
-  uint64_t value;
-  ftmw_rep_follow(FTMW_DECIDE_TEST, 1, &rank, &value);
+  follow_other_call(FTMW_DECIDE_TEST, 2, FTMW_DECIDE_TEST, 1);
   cr_assert_fail("followed ft_test(2)'s decision with ft_test(1)");
+}
+
+/* SIGTERM: the primary's receive from several sources reported it (term.h);
+ * the replica's same receive, with or without a deadline, follows it, its
+ * decision carried like any other. */
+Test(replica, receive_follows_sigterm_decision) {
+  start(0);
+  ftmw_rep_decide(FTMW_DECIDE_TERM, 0, 0);
+  int rank = -1;
+  uint64_t value = 1;
+  decided(&sent[0], &rank, &value);
+  job.id = 1; /* the frame, read back in replica 1 */
+  ftmw_decision d = {.kind = sent[0].tag, .rank = rank, .value = value,
+                     .number = sent[0].seq};
+  cr_assert_eq(ftmw_rep_queue_decision_locked(&d), 0);
+  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_OR(FTMW_DECIDE_RECV,
+                                              FTMW_DECIDE_TIMEOUT),
+                               -1, &rank, &value),
+               FTMW_DECIDE_TERM);
+  cr_assert_eq(rank, 0);
+  now(decide(0, FTMW_DECIDE_TERM, 0, 0, 2));
+  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value),
+               FTMW_DECIDE_TERM);
+}
+
+/* Any other call than a receive does not follow it: it left the job. */
+Test(replica, sigterm_decision_not_followed_by_a_test, .exit_code = 70) {
+  follow_other_call(FTMW_DECIDE_TERM, 0, FTMW_DECIDE_TEST, 1);
+  cr_assert_fail("followed a SIGTERM decision with ft_test");
 }
 
 /* --- exchanges: DONE, and the primary's gate ---------------------------- */

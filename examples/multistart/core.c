@@ -236,7 +236,9 @@ static void usage(FILE *out, const char *prog) {
           "    Only the primary master prints.\n"
           "\n"
           "EXIT STATUS\n"
-          "    0 on success, 1 if every worker was lost, 2 for a bad option.\n"
+          "    0 on success, 1 if every worker was lost, 2 for a bad option, 3\n"
+          "    when stopped by SIGTERM (a time limit): the best of the searches\n"
+          "    done by then is printed, with their number.\n"
           "\n"
           "EXAMPLES\n"
           "    ftmwrun -w 4 %s -f rosenbrock -n 16\n"
@@ -342,7 +344,8 @@ int mstart_options(int argc, char **argv, const char *prog, mstart_problem *p) {
 }
 
 void mstart_report(const mstart_problem *p, const mstart_result *best,
-                   long evals, int failures, int restores, double seconds) {
+                   long done, long evals, int failures, int restores,
+                   double seconds) {
   printf("function %s, dimension %d, %ld starts, seed %llu\n",
          mstart_function_name(p->function), p->dim, p->starts,
          (unsigned long long)p->seed);
@@ -351,7 +354,11 @@ void mstart_report(const mstart_problem *p, const mstart_result *best,
   for (int i = 0; i < p->dim; i++)
     printf(" %.17g", best->x[i]);
   printf("\n");
-  printf("local searches %ld, evaluations %ld\n", p->starts, evals);
+  if (done == p->starts)
+    printf("local searches %ld, evaluations %ld\n", done, evals);
+  else /* stopped by SIGTERM: the best of those done */
+    printf("local searches %ld of %ld (stopped by SIGTERM), evaluations %ld\n",
+           done, p->starts, evals);
   printf("failures %d, restores %d\n", failures, restores);
   printf("time %.4f s\n", seconds);
 }

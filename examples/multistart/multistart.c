@@ -159,10 +159,14 @@ static int master(const mstart_problem *p, int W) {
   for (int w = 1; w <= W; w++)
     if (m.task[w] < 0) /* a lost worker's start point may be here already */
       give(&m, w);
+  int rc = 0;
   while (m.ndone < p->starts) {
     int w;
     if (ft_waitany(&w) >= 0) {
       collect(&m, w);
+    } else if (ft_error() == FT_ERR_TERMINATED) { /* a time limit, say */
+      rc = MSTART_EXIT_STOPPED;
+      break;
     } else if (ft_error() == FT_ERR_NONE_POSTED) {
       fprintf(stderr, "multistart: every worker is lost; %ld of %ld searches done\n",
               m.ndone, p->starts);
@@ -171,15 +175,16 @@ static int master(const mstart_problem *p, int W) {
       recover(&m, w); /* its result comes through ft_waitany */
     }
   }
-  if (ft_is_primary())
-    mstart_report(p, &m.best, m.evals, m.failures, m.restores, now_s() - t0);
+  if (ft_is_primary() && m.ndone > 0)
+    mstart_report(p, &m.best, m.ndone, m.evals, m.failures, m.restores,
+                  now_s() - t0);
   free(m.requeued);
   free(m.task);
   free(m.ntasks);
   free(m.lost);
   free(m.results);
   free(m.done);
-  return 0;
+  return rc;
 }
 
 int main(int argc, char **argv) {

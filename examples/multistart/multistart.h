@@ -62,8 +62,13 @@ int mstart_better(const mstart_result *a, const mstart_result *b);
  * --help, -1 after printing a message for a bad option. */
 int mstart_options(int argc, char **argv, const char *prog, mstart_problem *p);
 
-/* Prints the final report (the lines a run is compared by). */
+/* Prints the final report (the lines a run is compared by): the best of
+ * done searches (fewer than p->starts when stopped by SIGTERM). */
 void mstart_report(const mstart_problem *p, const mstart_result *best,
-                   long evals, int failures, int restores, double seconds);
+                   long done, long evals, int failures, int restores,
+                   double seconds);
+
+/* The exit status of a run stopped by SIGTERM (FT_ERR_TERMINATED). */
+#define MSTART_EXIT_STOPPED 3
 
 #endif

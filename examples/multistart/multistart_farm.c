@@ -62,7 +62,8 @@ static int master(const mstart_problem *p) {
   long ndone = 0, evals = 0;
   ft_farm_result res;
   int rc = 0;
-  while (ft_farm_next(f, &res) == 1) {
+  int more;
+  while ((more = ft_farm_next(f, &res)) == 1) {
     if (res.status != FT_FARM_OK ||
         res.len != MSTART_RESULT_LEN(p->dim) * sizeof(double)) {
       fprintf(stderr, "multistart_farm: start %lld not searched (farm status %d)\n",
@@ -80,11 +81,17 @@ static int master(const mstart_problem *p) {
     if (ndone++ == 0 || mstart_better(&r, &best))
       best = r;
   }
+  if (more < 0 && ft_error() == FT_ERR_TERMINATED) { /* a time limit, say */
+    rc = rc ? rc : MSTART_EXIT_STOPPED;
+  } else if (more < 0) {
+    fprintf(stderr, "multistart_farm: %s\n", ft_strerror(ft_error()));
+    rc = 1;
+  }
   ft_farm_stats s;
   ft_farm_stats_get(f, &s);
-  if (rc == 0 && ft_is_primary())
-    mstart_report(p, &best, evals, (int)s.worker_failures, (int)s.restores,
-                  now_s() - t0);
+  if ((rc == 0 || rc == MSTART_EXIT_STOPPED) && ndone > 0 && ft_is_primary())
+    mstart_report(p, &best, ndone, evals, (int)s.worker_failures,
+                  (int)s.restores, now_s() - t0);
   ft_farm_destroy(f);
   return rc;
 }

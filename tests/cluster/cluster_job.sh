@@ -25,6 +25,12 @@
 #                its answer printed once
 #   scancel      (SLURM) the job is cancelled mid-run: ftmwrun ends, and
 #                no process of the job is left on any host
+#   timelimit    (SLURM=sbatch, multistart) the job asks for 1 minute and
+#                runs for longer: at the limit Slurm sends SIGTERM to every
+#                process; the master prints the best of the searches done
+#                ("of M (stopped by SIGTERM)") once and calls ft_finalize
+#                within its grace, ftmwrun exits 3 (multistart's status),
+#                and no process of the job is left on any host
 #   no_host      the hostfile runs out: in static mode without spares,
 #                h2's workers cannot be restored; in spawn mode (hosts h1
 #                and h2 only, h1 blacklisted by one worker's death first)
@@ -52,7 +58,8 @@ export FT_TIMEOUT_MS=1000 FT_HEARTBEAT_MS=200
 tasks=${TASKS:-1200}
 case $(basename "$prog") in
   farm) args="--tasks $tasks --work-us 20000" ref_args="--tasks $tasks --work-us 0" answer='^checksum' ;;
-  multistart) args="-D 200" ref_args="-D 0" answer='^(function|best|local searches)' ;;
+  multistart) args="-D 200" ref_args="-D 0" answer='^(function|best|local searches)'
+    [ "$scenario" != timelimit ] || args="-n 100000 -D 200" ;;
   *) echo "cluster_job.sh: no program '$prog'"; exit 2 ;;
 esac
 spawn_no_host=; case $scenario,$opts in no_host,*--static*) ;; no_host,*) spawn_no_host=1 ;; esac
@@ -77,8 +84,12 @@ case $slurm in
       "$ftmwrun" $opts --iface eth0 "$prog" $args > "$tmp/out" 2> "$tmp/err" & ;;
   sbatch)
     # The batch script runs on h1, and its output goes to files.
-    FT_TRACE=$trace "$cluster" exec h0 sbatch --wait -N 4 --ntasks-per-node=2 --no-kill -o "$tmp/out" -e "$tmp/err" \
-      --wrap "$ftmwrun $opts --iface eth0 $prog $args" > "$tmp/sbatch" 2>&1 & ;;
+    # The batch shell has Slurm's SIGTERM too: it waits for ftmwrun and
+    # records its status.
+    limit=; [ "$scenario" = timelimit ] && limit=--time=1
+    FT_TRACE=$trace "$cluster" exec h0 sbatch --wait -N 4 --ntasks-per-node=2 --no-kill $limit \
+      -o "$tmp/out" -e "$tmp/err" --wrap "trap 'echo batch script: SIGTERM >&2' TERM; $ftmwrun $opts --iface eth0 $prog $args; rc=\$?; echo \$rc > $tmp/rc; echo batch script: ftmwrun exited \$rc >&2" \
+      > "$tmp/sbatch" 2>&1 & ;;
 esac
 job=$!
 # The job runs once the primary has heard from every worker and replica.
@@ -90,6 +101,17 @@ for _ in $(seq 300); do
 done
 sleep 1
 now() { date +%s.%N; }
+# Nothing of the job on any host, 20 s after WHAT ended it: the program,
+# the shim, MPI's daemons.
+nothing_left() {
+  pat="$(basename "$prog")|ftmw-shim|orted|hydra_pmi_proxy|slurmstepd"
+  for _ in $(seq 100); do
+    left=$(procs_on h1 h2 h3 h4 | grep -E "$pat")
+    [ -z "$left" ] && return
+    sleep 0.2
+  done
+  echo "FAIL: left 20 s after $1: $left"; exit 1
+}
 # Milliseconds from wall time T to the first trace line matching RE.
 ms_to() { grep -E "$2" "$trace" | head -1 | sed -n 's/^{"wall":\([0-9.]*\),.*/\1/p' |
             awk -v t="$1" 'NF { printf "%.0f", ($1 - t) * 1000 }'; }
@@ -144,15 +166,38 @@ case $scenario in
     "$cluster" exec h0 scancel "$id" || { echo "FAIL: scancel $id"; exit 1; }
     timeout 60 tail --pid=$job -f /dev/null
     kill -0 $job 2>/dev/null && { echo "FAIL: the job still runs 60 s after scancel"; exit 1; }
-    # Nothing of the job on any host: the program, the shim, MPI's daemons.
-    pat="$(basename "$prog")|ftmw-shim|orted|hydra_pmi_proxy|slurmstepd"
-    for _ in $(seq 100); do
-      left=$(procs_on h1 h2 h3 h4 | grep -E "$pat")
-      [ -z "$left" ] && break
-      sleep 0.2
-    done
-    [ -z "$left" ] || { echo "FAIL: left 20 s after scancel: $left"; exit 1; }
+    nothing_left scancel
     echo "== job $id cancelled: nothing of it left on h1..h4"
+    exit 0 ;;
+  timelimit)
+    [ "$slurm" = sbatch ] && [ "$(basename "$prog")" = multistart ] ||
+      { echo "cluster_job.sh: timelimit needs SLURM=sbatch and multistart"; exit 2; }
+    # Slurm looks at time limits every 30 s: the job ends 60 to 95 s in.
+    # sbatch --wait returns once the job has timed out, while its
+    # processes may still be ending: the batch script's last line is
+    # written at its end (within KillWait, 30 s).
+    timeout 150 tail --pid=$job -f /dev/null
+    kill -0 $job 2>/dev/null && { echo "FAIL: the job still runs after 150 s"; exit 1; }
+    for _ in $(seq 300); do
+      grep -q '^batch script: ftmwrun exited' "$tmp/err" && break
+      sleep 0.1
+    done
+    grep -v PMIX "$tmp/err" | grep -v '^ *$' | head -20
+    cat "$tmp/out"
+    grep -q "Time limit exhausted for JobId" "$slurm_logs/slurmctld.log" ||
+      { echo "FAIL: Slurm did not end the job at its time limit"; exit 1; }
+    grep -Eq '^local searches [1-9][0-9]* of 100000 \(stopped by SIGTERM\)' "$tmp/out" &&
+      [ "$(grep -c '^best f = ' "$tmp/out")" = 1 ] ||
+      { echo "FAIL: no partial result, or not once"; exit 1; }
+    [ "$(cat "$tmp/rc" 2>/dev/null)" = 3 ] ||
+      { echo "FAIL: ftmwrun exited '$(cat "$tmp/rc" 2>/dev/null)', want 3 (stopped)"; exit 1; }
+    sig=$(ms_to 0 '"id":0,.*"event":"sigterm"') fin=$(ms_to 0 '"id":0,.*"event":"finalize"')
+    [ -n "$sig" ] && [ -n "$fin" ] && [ $((fin - sig)) -lt 8000 ] ||
+      { echo "FAIL: the primary's SIGTERM ($sig) and ft_finalize ($fin): not within the grace"; exit 1; }
+    ! grep -q '"role":"master".*"event":"term_exit"' "$trace" ||
+      { echo "FAIL: a master's grace ran out"; exit 1; }
+    nothing_left "the time limit"
+    echo "== Slurm ended the job at its time limit; the primary called ft_finalize $((fin - sig)) ms after its SIGTERM; the best of the searches done printed once; nothing left on h1..h4"
     exit 0 ;;
   *) echo "cluster_job.sh: no scenario '$scenario'"; exit 2 ;;
 esac

@@ -14,6 +14,14 @@
  *   abort_worker   worker 2 calls ft_abort(7) while everyone else waits.
  *   abort_master   the master calls ft_abort(9) while the workers wait.
  *   abort_noinit   ft_abort(5) before ft_init: this process exits, 5.
+ *   term           every master has SIGTERM (raise: a time limit) while
+ *                  worker 1's reply is queued and the others wait for a
+ *                  task: the reply is still delivered, then every call
+ *                  that would wait reports FT_ERR_TERMINATED (receives from
+ *                  any worker, ft_waitany, probes; a receive from worker
+ *                  2 without replicas), sends still work, and every
+ *                  process ends at the master's ft_finalize. Each master
+ *                  prints "term reply 42 stopped 5".
  * Exits 0 when every check of the mode passed; prints what failed. */
 #define _DEFAULT_SOURCE /* nanosleep, pause */
 #include <errno.h>
@@ -386,6 +394,50 @@ static void msbcast_worker(int rank, int restored) {
 
 /* Everyone but the one who ends the job waits in a receive that never
  * completes: ft_abort must end them. */
+/* --- term --------------------------------------------------------------------- */
+
+static void term_master(void) {
+  int x = 0, stopped = 0, replicas = getenv("FT_NUM_MASTERS") != NULL &&
+                                     atoi(getenv("FT_NUM_MASTERS")) > 0;
+  FT_Status st;
+  CHECK(ft_send(&x, 1, FT_INT, 1, TAG_GO) == 1, "go to worker 1");
+  CHECK(ft_probe(1, TAG_REPLY, &st) == 1, "worker 1's reply queued");
+  raise(SIGTERM); /* the loop takes it: the calls below may start first */
+  CHECK(ft_recv(&x, 1, FT_INT, FT_ANY_SOURCE, FT_ANY_TAG, &st) == 1 &&
+            x == 42 && st.source == 1,
+        "the reply queued before SIGTERM: %d from %d (%s)", x, st.source,
+        ft_errname(ft_error()));
+  CHECK(ft_irecv(&x, 1, FT_INT, 3, TAG_REPLY) == 1, "a receive posted");
+  int rank = -1;
+  stopped += ft_probe(FT_ANY_SOURCE, FT_ANY_TAG, &st) == 0 &&
+             ft_error() == FT_ERR_TERMINATED && st.error == FT_ERR_TERMINATED;
+  stopped += ft_probe(2, FT_ANY_TAG, NULL) == 0 &&
+             ft_error() == FT_ERR_TERMINATED;
+  stopped += ft_recv(&x, 1, FT_INT, FT_ANY_SOURCE, FT_ANY_TAG, &st) == 0 &&
+             ft_error() == FT_ERR_TERMINATED && st.error == FT_ERR_TERMINATED;
+  stopped += ft_waitany(&rank) < 0 && ft_error() == FT_ERR_TERMINATED;
+  if (replicas) /* waits on there (docs/api.md): not called */
+    stopped++;
+  else
+    stopped += ft_recv(&x, 1, FT_INT, 2, FT_ANY_TAG, NULL) == 0 &&
+               ft_error() == FT_ERR_TERMINATED;
+  CHECK(ft_send(&x, 1, FT_INT, 2, TAG_NONE) == 1, "a send after SIGTERM");
+  printf("term reply %d stopped %d\n", 42, stopped);
+  CHECK(stopped == 5, "%d of the 5 waiting calls reported SIGTERM", stopped);
+}
+
+/* Worker 1 answers the master's GO; each waits for a task until the
+ * master's ft_finalize. */
+static void term_worker(int rank) {
+  int x, reply = 42;
+  FT_Status st;
+  while (ft_recv(&x, 1, FT_INT, 0, FT_ANY_TAG, &st) == 1)
+    if (st.tag == TAG_GO)
+      CHECK(ft_send(&reply, 1, FT_INT, 0, TAG_REPLY) == 1, "reply");
+  CHECK(ft_error() == FT_ERR_PEER_FINALIZED, "worker %d: %s", rank,
+        ft_errname(ft_error()));
+}
+
 static void aborting(int rank, int who, int code) {
   int x;
   FT_Status st;
@@ -427,6 +479,8 @@ int main(int argc, char **argv) {
     aborting(rank, 2, 7);
   else if (strcmp(mode, "abort_master") == 0)
     aborting(rank, 0, 9);
+  else if (strcmp(mode, "term") == 0)
+    rank == 0 ? term_master() : term_worker(rank);
   else
     CHECK(0, "unknown mode %s", mode);
   return finish(rank, mode);

@@ -1,0 +1,101 @@
+/* SIGTERM, in every process of the job (term.h). */
+#include "term.h"
+
+#include "abort.h"
+#include "ftmw_impl.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#define st ftmw_st
+#define job ftmw_job
+
+static struct {
+  uv_signal_t handle;
+  int started;
+  int requested; /* atomic: read by the application thread */
+  uint64_t grace_ms, leave_at;
+  int fin_sent; /* a worker or spare told the masters it leaves */
+} term;
+
+int ftmw_term_requested(void) {
+  return __atomic_load_n(&term.requested, __ATOMIC_ACQUIRE);
+}
+
+/* Leaves now, for why: what the program printed goes out first. */
+static void leave(const char *why) {
+  ftmw_log("%s %d: %s; exiting (%d)", ftmw_role_name(job.role), job.id, why,
+           FTMW_EXIT_TERMINATED);
+  ftmw_trace("term_exit", NULL);
+  ftmw_write_exit_status(FTMW_EXIT_TERMINATED);
+  fflush(stdout);
+  fflush(stderr);
+  _exit(FTMW_EXIT_TERMINATED);
+}
+
+static void on_signal(uv_signal_t *h, int signum) {
+  (void)h;
+  (void)signum;
+  if (ftmw_term_requested())
+    return; /* a second one (the shim passes it on, Slurm sends it too) */
+  term.leave_at = ftmw_now_ms() + term.grace_ms;
+  ftmw_trace("sigterm", "\"grace_ms\":%llu", (unsigned long long)term.grace_ms);
+  uv_mutex_lock(&st.lock);
+  __atomic_store_n(&term.requested, 1, __ATOMIC_RELEASE);
+  ftmw_loop_wake_locked(); /* a master's waiting receive reports it */
+  uv_mutex_unlock(&st.lock);
+}
+
+int ftmw_term_start(uv_loop_t *loop, int grace_ms) {
+  if (grace_ms <= 0)
+    return 0;
+  term.grace_ms = (uint64_t)grace_ms;
+  int rc = uv_signal_init(loop, &term.handle);
+  if (rc == 0) {
+    rc = uv_signal_start(&term.handle, on_signal, SIGTERM);
+    if (rc != 0)
+      uv_close((uv_handle_t *)&term.handle, NULL);
+  }
+  if (rc != 0) {
+    ftmw_log("cannot take SIGTERM (%s): it ends this process at once",
+             uv_strerror(rc));
+    return rc;
+  }
+  term.started = 1;
+  return 0;
+}
+
+void ftmw_term_close(void) {
+  if (term.started)
+    uv_close((uv_handle_t *)&term.handle, NULL);
+  term.started = 0;
+}
+
+void ftmw_term_poll(uint64_t now) {
+  if (ftmw_term_requested() && now >= term.leave_at) {
+    char why[96];
+    snprintf(why, sizeof(why),
+             "still running %llu ms after SIGTERM "
+             "(FT_TERM_GRACE_MS)",
+             (unsigned long long)term.grace_ms);
+    leave(why);
+  }
+}
+
+void ftmw_term_on_primary_end(int bye) {
+  if (!ftmw_term_requested() || job.role != FTMW_ROLE_WORKER)
+    return; /* a spare, waiting in ft_init, ends at the BYE there */
+  if (bye) {
+    if (term.fin_sent)
+      leave("stopped by SIGTERM; the primary master has finished");
+    return;
+  }
+  if (term.fin_sent)
+    return;
+  term.fin_sent = 1;
+  for (int k = 0; k <= job.M; k++)
+    if (st.masters[k].conn != NULL)
+      ftmw_link_send(st.masters[k].conn, FTMW_FRAME_FIN, 0, 0,
+                     FTMW_FLAG_LEAVING, NULL, 0);
+}

@@ -1,0 +1,50 @@
+/* SIGTERM: a batch system's time limit (Slurm sends it to every process
+ * of the job, then SIGKILL KillWait seconds later, 30 s by default),
+ * scancel, a kill. Every process takes it on its loop (a libuv signal
+ * handle) and does not die of it:
+ *  - a master's receive that would wait reports FT_ERR_TERMINATED from
+ *    then on (recv.c), so that its program writes what it has and calls
+ *    ft_finalize (with replicas, the primary's receive from several
+ *    sources decides it and the replicas' same call follows);
+ *  - a worker goes on until the primary's ft_finalize (a spare too: it
+ *    ends at the BYE, in ft_init, as always); when
+ *    its FIN comes while the program is not in ft_finalize itself (it is
+ *    computing), the process answers FIN (FTMW_FLAG_LEAVING: it will not
+ *    reach MPI_Finalize, so the primary's BYE says MPI_Finalize is not
+ *    safe) and leaves at the BYE.
+ * A process still running FT_TERM_GRACE_MS after its SIGTERM leaves (the
+ * primary records 143 for ftmwrun first). With FT_TERM_GRACE_MS=0 the
+ * signal keeps its default action: the process ends at once.
+ *
+ * The loop's owner runs everything here, but ftmw_term_requested (any
+ * thread). */
+#ifndef FTMW_TERM_H
+#define FTMW_TERM_H
+
+#include <stdint.h>
+#include <uv.h>
+
+/* The status of a process that leaves because of SIGTERM: 128 + 15, what
+ * the signal's default action gives. */
+#define FTMW_EXIT_TERMINATED 143
+
+/* Takes SIGTERM on loop from now on, unless grace_ms is 0. Returns 0, or
+ * a libuv error (SIGTERM then keeps its default). */
+int ftmw_term_start(uv_loop_t *loop, int grace_ms);
+
+/* Closes the signal handle, in the loop's last pass (ft_finalize): SIGTERM
+ * has its default action again. */
+void ftmw_term_close(void);
+
+/* 1 once this process has had SIGTERM. */
+int ftmw_term_requested(void);
+
+/* At each tick: a process still running its grace after SIGTERM leaves. */
+void ftmw_term_poll(uint64_t now);
+
+/* A worker, at a FIN (bye 0) or BYE (bye 1) from its primary master,
+ * when its program is not in ft_finalize: after SIGTERM, tells every
+ * master it leaves (FIN), or leaves (BYE). Nothing before SIGTERM. */
+void ftmw_term_on_primary_end(int bye);
+
+#endif
