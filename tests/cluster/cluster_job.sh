@@ -1,7 +1,8 @@
 #!/bin/bash
 # A job across the hosts of a virtual cluster (tools/ftmw-cluster), broken
 # in one way, must print the fault-free answer once and exit 0: the farm
-# its checksum, with every task once; multistart its optimum. The
+# its checksum, with every task once; multistart (and multistart_farm, the
+# same search through the farm layer) its optimum. The
 # cluster: h0 runs ftmwrun (the login node), the job runs on h1 (the
 # primary, alone) and h2..h4 (two slots each); this script makes it under
 # its own name and removes it at exit.
@@ -39,11 +40,11 @@
 # up --slurm, h1..h4 of 2 CPUs each) and the job runs in an allocation of
 # the 4 nodes, 2 CPUs each (--no-kill), ftmwrun taking the hosts and the agent from it
 # (no hostfile, no --agent). After a crash the job must also outlive
-# Slurm's own verdict on the node (about 15 s later: TASKS long enough).
+# Slurm's own verdict on the node (about 15 s later: TASKS or STARTS long enough).
 # Exits 77 (skipped) where network namespaces cannot be made, or, with
 # SLURM, where Slurm is not installed.
 # Usage: [SLURM=salloc|sbatch] cluster_job.sh FTMWRUN PROGRAM SCENARIO "FTMWRUN-OPTIONS"
-#   PROGRAM: the farm or multistart example
+#   PROGRAM: the farm, multistart or multistart_farm example
 set -u
 ftmwrun=$1 prog=$2 scenario=$3 opts=$4
 here=$(cd "$(dirname "$0")" && pwd)
@@ -58,7 +59,8 @@ export FT_TIMEOUT_MS=1000 FT_HEARTBEAT_MS=200
 tasks=${TASKS:-1200}
 case $(basename "$prog") in
   farm) args="--tasks $tasks --work-us 20000" ref_args="--tasks $tasks --work-us 0" answer='^checksum' ;;
-  multistart) args="-D 200" ref_args="-D 0" answer='^(function|best|local searches)'
+  multistart | multistart_farm) args="-n ${STARTS:-64} -D 200" ref_args="-n ${STARTS:-64} -D 0"
+    answer='^(function|best|local searches)'
     [ "$scenario" != timelimit ] || args="-n 100000 -D 200" ;;
   *) echo "cluster_job.sh: no program '$prog'"; exit 2 ;;
 esac
@@ -170,8 +172,8 @@ case $scenario in
     echo "== job $id cancelled: nothing of it left on h1..h4"
     exit 0 ;;
   timelimit)
-    [ "$slurm" = sbatch ] && [ "$(basename "$prog")" = multistart ] ||
-      { echo "cluster_job.sh: timelimit needs SLURM=sbatch and multistart"; exit 2; }
+    [ "$slurm" = sbatch ] && [ "$(basename "$prog")" != farm ] ||
+      { echo "cluster_job.sh: timelimit needs SLURM=sbatch and multistart(_farm)"; exit 2; }
     # Slurm looks at time limits every 30 s: the job ends 60 to 95 s in.
     # sbatch --wait returns once the job has timed out, while its
     # processes may still be ending: the batch script's last line is
@@ -230,7 +232,7 @@ case $scenario in
       # Slurm took h2 out of the job while it ran (with --no-kill, and
       # each host's daemon in a job step of its own, the job goes on).
       grep -q "Removing failed node h2 from JobId" "$slurm_logs/slurmctld.log" ||
-        { echo "FAIL: the job ended before Slurm marked h2 down: make it longer (TASKS)"; exit 1; }
+        { echo "FAIL: the job ended before Slurm marked h2 down: make it longer (TASKS, STARTS)"; exit 1; }
       echo "== Slurm marked h2 down and took it out of the allocation; the job went on"
     fi ;;&
   cut_worker)
