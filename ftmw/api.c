@@ -3,6 +3,7 @@
  * thread only. */
 #include "calls.h"
 #include "isend.h"
+#include "term.h"
 #include "transport.h"
 
 #include <stdio.h>
@@ -128,7 +129,8 @@ int ft_finalize(void) {
     /* FIN: no more data from us. A replica also tells every master, so
      * that whichever is primary at the end knows, and waits for the
      * primary's BYE, unless it becomes primary meanwhile. */
-    broadcast_locked(st.workers, 1, job.W, FTMW_FRAME_FIN, 0);
+    broadcast_locked(st.workers, 1, job.W, FTMW_FRAME_FIN,
+                     ftmw_term_requested() ? FTMW_FLAG_STOPPING : 0);
     broadcast_locked(st.spares, 0, job.S - 1, FTMW_FRAME_FIN, 0);
     if (job.id != st.primary)
       broadcast_locked(st.masters, 0, job.M, FTMW_FRAME_FIN, 0);

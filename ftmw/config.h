@@ -28,9 +28,9 @@
 #define FTMW_DEFAULT_EAGER_LIMIT 65536
 #define FTMW_MAX_EAGER_LIMIT (64 << 20)
 /* After SIGTERM (a time limit) a process has this long to end by itself
- * (FT_TERM_GRACE_MS; term.h). Open MPI's mpirun holds the job's output
- * for about twice that (ftmwrun), which must end within Slurm's KillWait
- * (30 s by default). */
+ * (FT_TERM_GRACE_MS; term.h), within Slurm's KillWait (30 s by default).
+ * Under Open MPI, mpirun SIGKILLs the processes 2 s after it passes
+ * SIGTERM on (ftmwrun). */
 #define FTMW_DEFAULT_TERM_GRACE_MS 8000
 /* The largest message; a frame header cannot announce more. */
 #ifndef FTMW_MAX_MESSAGE

@@ -51,6 +51,8 @@ uv_loop_t *ftmw_loop(void) { return &lp.loop; }
 
 void ftmw_loop_wake_locked(void) { lp.wakes++; }
 
+int ftmw_loop_calls_waiting_locked(void) { return lp.inside; }
+
 void ftmw_loop_watchers_changed(int new_fd) {
   lp.kick = 1;
   lp.new_fd |= new_fd;

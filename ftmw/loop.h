@@ -39,6 +39,10 @@ void ftmw_loop_stop(void);
 /* Frees a loop whose thread never started, closing its handles first. */
 void ftmw_loop_discard(void);
 
+/* How many calls wait in the loop now (lock held): 0 when the
+ * application is not in a call that waits. */
+int ftmw_loop_calls_waiting_locked(void);
+
 /* Something a waiting call may wait for has changed (lock held). */
 void ftmw_loop_wake_locked(void);
 

@@ -475,7 +475,12 @@ static int probe_locked(const char *call, ftmw_peer *p, int tag, int block,
     }
     int rc = FT_SUCCESS, again = 0;
     *rank = want > 0 ? want : 0;
-    if (p == NULL)
+    /* After SIGTERM a master's probe that would wait reports it before
+     * any failure, as complete() does (term.h): a decision like any
+     * probe's, whatever its source. */
+    if (block && master && ftmw_term_requested())
+      rc = FT_ERR_TERMINATED;
+    else if (p == NULL)
       rc = any_source_failure_locked(call, rank, &again);
     else if (master && !ftmw_peer_is_up(p) && ftmw_rep_begin(p))
       again = 1;
@@ -483,10 +488,6 @@ static int probe_locked(const char *call, ftmw_peer *p, int tag, int block,
       rc = ftmw_peer_gone_locked(p, call);
     if (again)
       continue;
-    /* After SIGTERM a master's probe that would wait reports it (term.h):
-     * a decision like any probe's, whatever its source. */
-    if (rc == FT_SUCCESS && block && master && ftmw_term_requested())
-      rc = FT_ERR_TERMINATED;
     if (rc != FT_SUCCESS || (!block && pass > 0)) {
       kind = FTMW_DECIDE_PROBED;
       *v = (uint64_t)rc;
@@ -641,7 +642,7 @@ int ftmw_wait(const char *call, int rank) {
     return ftmw_fail(FT_ERR_NOT_POSTED);
   int n = ftmw_recv(call, q->buf, q->count, q->type, rank, q->tag, NULL);
   int error = ftmw_last_error();
-  if (error != FT_ERR_TRUNCATE)
+  if (error != FT_ERR_TRUNCATE && error != FT_ERR_TERMINATED) /* it stays */
     post_done(p, error);
   return n;
 }

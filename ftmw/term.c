@@ -83,15 +83,15 @@ void ftmw_term_poll(uint64_t now) {
   }
 }
 
-void ftmw_term_on_primary_end(int bye) {
-  if (!ftmw_term_requested() || job.role != FTMW_ROLE_WORKER)
+void ftmw_term_on_primary_end(int bye, int stopping) {
+  if (job.role != FTMW_ROLE_WORKER)
     return; /* a spare, waiting in ft_init, ends at the BYE there */
   if (bye) {
     if (term.fin_sent)
       leave("stopped by SIGTERM; the primary master has finished");
     return;
   }
-  if (term.fin_sent)
+  if (term.fin_sent || !(stopping || ftmw_term_requested()))
     return;
   term.fin_sent = 1;
   for (int k = 0; k <= job.M; k++)

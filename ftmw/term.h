@@ -1,20 +1,24 @@
 /* SIGTERM: a batch system's time limit (Slurm sends it to every process
  * of the job, then SIGKILL KillWait seconds later, 30 s by default),
- * scancel, a kill. Every process takes it on its loop (a libuv signal
- * handle) and does not die of it:
+ * scancel, a kill. From ft_init's start of the transport to ft_finalize,
+ * every process takes it on its loop (a libuv signal handle) and does not
+ * die of it:
  *  - a master's receive that would wait reports FT_ERR_TERMINATED from
  *    then on (recv.c), so that its program writes what it has and calls
  *    ft_finalize (with replicas, the primary's receive from several
- *    sources decides it and the replicas' same call follows);
- *  - a worker goes on until the primary's ft_finalize (a spare too: it
- *    ends at the BYE, in ft_init, as always); when
- *    its FIN comes while the program is not in ft_finalize itself (it is
- *    computing), the process answers FIN (FTMW_FLAG_LEAVING: it will not
- *    reach MPI_Finalize, so the primary's BYE says MPI_Finalize is not
- *    safe) and leaves at the BYE.
+ *    sources decides it and the replicas' same call follows); the
+ *    primary's FIN then says the job is being stopped
+ *    (FTMW_FLAG_STOPPING);
+ *  - a worker goes on until the primary's ft_finalize, as at any end (a
+ *    spare too: it ends at the BYE, in ft_init). If that FIN comes while
+ *    its program computes (in no call that waits) and the job is being
+ *    stopped, or it had SIGTERM itself, it does not finish: it answers
+ *    FIN (FTMW_FLAG_LEAVING: it will not reach MPI_Finalize, so the
+ *    primary's BYE says MPI_Finalize is not safe) and leaves at the BYE.
  * A process still running FT_TERM_GRACE_MS after its SIGTERM leaves (the
  * primary records 143 for ftmwrun first). With FT_TERM_GRACE_MS=0 the
- * signal keeps its default action: the process ends at once.
+ * signal keeps its default action: the process ends at once; closing the
+ * handle at ft_finalize gives it back its default action too.
  *
  * The loop's owner runs everything here, but ftmw_term_requested (any
  * thread). */
@@ -43,8 +47,10 @@ int ftmw_term_requested(void);
 void ftmw_term_poll(uint64_t now);
 
 /* A worker, at a FIN (bye 0) or BYE (bye 1) from its primary master,
- * when its program is not in ft_finalize: after SIGTERM, tells every
- * master it leaves (FIN), or leaves (BYE). Nothing before SIGTERM. */
-void ftmw_term_on_primary_end(int bye);
+ * while its program computes (in no call that waits): if the job is being
+ * stopped (stopping: the FIN says so, FTMW_FLAG_STOPPING) or this process
+ * had SIGTERM, tells every master it leaves (FIN), then leaves at the
+ * BYE. Nothing otherwise. */
+void ftmw_term_on_primary_end(int bye, int stopping);
 
 #endif

@@ -315,18 +315,22 @@ static int on_frame(void *ctx, ftmw_conn *c, void *peer, const ftmw_hdr *h,
     uv_mutex_lock(&st.lock);
     if (h->type == FTMW_FRAME_FIN) {
       p->fin = 1;
-      if (h->flags & FTMW_FLAG_LEAVING) /* it skips MPI_Finalize (term.h) */
-        st.failure_seen = 1;
+      if (p->kind == FTMW_ROLE_WORKER && (h->flags & FTMW_FLAG_LEAVING))
+        st.failure_seen = 1; /* it skips MPI_Finalize (term.h) */
     } else {
       p->bye = 1;
       p->bye_clean = (h->flags & FTMW_FLAG_CLEAN) != 0;
     }
-    int primary_ends = p->kind == FTMW_ROLE_MASTER && p->id == st.primary &&
-                       !st.finalizing;
+    /* The primary ends the job while this worker's program computes (a
+     * program in a call that waits sees the FIN itself): after SIGTERM
+     * it need not finish (term.h). */
+    int computing = p->kind == FTMW_ROLE_MASTER && p->id == st.primary &&
+                    !st.finalizing && !ftmw_loop_calls_waiting_locked();
     ftmw_loop_wake_locked();
     uv_mutex_unlock(&st.lock);
-    if (primary_ends) /* after SIGTERM, a computing worker need not wait */
-      ftmw_term_on_primary_end(h->type == FTMW_FRAME_BYE);
+    if (computing)
+      ftmw_term_on_primary_end(h->type == FTMW_FRAME_BYE,
+                               (h->flags & FTMW_FLAG_STOPPING) != 0);
     return 0;
   }
   case FTMW_FRAME_DOWN: {

@@ -37,8 +37,9 @@ int ftmw_wire_decode(const uint8_t in[FTMW_HDR_SIZE], uint64_t max_payload,
                              : h->type == FTMW_FRAME_BYE ||
                                      h->type == FTMW_FRAME_VERDICT
                                  ? 0x1u
-                             : h->type == FTMW_FRAME_FIN ? FTMW_FLAG_LEAVING
-                                                         : 0))
+                             : h->type == FTMW_FRAME_FIN
+                                 ? FTMW_FLAG_LEAVING | FTMW_FLAG_STOPPING
+                                 : 0))
     return FTMW_WIRE_EFLAGS;
   switch (h->type) {
   case FTMW_FRAME_HELLO:

@@ -65,8 +65,11 @@ enum ftmw_frame_type {
 };
 
 #define FTMW_FLAG_CLEAN 0x1u /* BYE: no process failed; MPI_Finalize is safe */
-#define FTMW_FLAG_LEAVING 0x2u /* FIN: this process ends without MPI_Finalize
-                                  (stopped by SIGTERM, term.h) */
+/* FIN, a worker's: it ends without MPI_Finalize (stopped by SIGTERM,
+ * term.h); the primary's: the job is being stopped (SIGTERM), a worker
+ * still computing need not finish. */
+#define FTMW_FLAG_LEAVING 0x2u
+#define FTMW_FLAG_STOPPING 0x4u
 #define FTMW_FLAG_OK 0x1u    /* VERDICT: the primary's call succeeded */
 /* DATA: the sender does not wait for it (ft_isend): its ACK may come a
  * little later, with other frames (see ftmw_link_ack). */

@@ -45,6 +45,8 @@
 #define LAYER_EXIT_MISUSE 2      /* an MPI error under MPI_ERRORS_ARE_FATAL */
 #define LAYER_EXIT_UNSUPPORTED 3 /* a call the layer does not provide */
 #define LAYER_EXIT_LOST 4        /* a worker that cannot be restored */
+#define LAYER_EXIT_TERMINATED 143 /* SIGTERM (a time limit): the program
+                                     cannot be told, the job ends */
 
 struct layer_state {
   int up;         /* MPI_Init done */

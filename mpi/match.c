@@ -165,7 +165,8 @@ static void failed(const char *call, int err, int who) {
     return;
   }
   if (err == FT_ERR_TERMINATED) /* MPI has no way to tell the program */
-    layer_stop(143, call, "stopped by SIGTERM (a time limit?): the job ends");
+    layer_stop(LAYER_EXIT_TERMINATED, call,
+               "stopped by SIGTERM (a time limit?): the job ends");
   if (err == FT_ERR_NO_MASTER)
     layer_stop(LAYER_EXIT_LOST, call,
                "every master has failed: worker %d stops", layer.rank);

@@ -193,8 +193,11 @@ case $scenario in
       { echo "FAIL: no partial result, or not once"; exit 1; }
     [ "$(cat "$tmp/rc" 2>/dev/null)" = 3 ] ||
       { echo "FAIL: ftmwrun exited '$(cat "$tmp/rc" 2>/dev/null)', want 3 (stopped)"; exit 1; }
-    sig=$(ms_to 0 '"id":0,.*"event":"sigterm"') fin=$(ms_to 0 '"id":0,.*"event":"finalize"')
-    [ -n "$sig" ] && [ -n "$fin" ] && [ $((fin - sig)) -lt 8000 ] ||
+    # The primary: within the grace (FT_TERM_GRACE_MS, ftmw/config.h's
+    # default unless set).
+    primary='"role":"master","rank":0,"id":0,'
+    sig=$(ms_to 0 "$primary.*\"event\":\"sigterm\"") fin=$(ms_to 0 "$primary.*\"event\":\"finalize\"")
+    [ -n "$sig" ] && [ -n "$fin" ] && [ $((fin - sig)) -lt "${FT_TERM_GRACE_MS:-8000}" ] ||
       { echo "FAIL: the primary's SIGTERM ($sig) and ft_finalize ($fin): not within the grace"; exit 1; }
     ! grep -q '"role":"master".*"event":"term_exit"' "$trace" ||
       { echo "FAIL: a master's grace ran out"; exit 1; }

@@ -15,13 +15,15 @@
  *   abort_master   the master calls ft_abort(9) while the workers wait.
  *   abort_noinit   ft_abort(5) before ft_init: this process exits, 5.
  *   term           every master has SIGTERM (raise: a time limit) while
- *                  worker 1's reply is queued and the others wait for a
- *                  task: the reply is still delivered, then every call
- *                  that would wait reports FT_ERR_TERMINATED (receives from
- *                  any worker, ft_waitany, probes; a receive from worker
- *                  2 without replicas), sends still work, and every
- *                  process ends at the master's ft_finalize. Each master
- *                  prints "term reply 42 stopped 5".
+ *                  worker 1's reply is queued, worker 2 waits for a task
+ *                  and worker 3 computes one (for 30 s): the reply is
+ *                  still delivered, then every call that would wait
+ *                  reports FT_ERR_TERMINATED (receives from any worker,
+ *                  ft_waitany, probes; a receive from worker 2 without
+ *                  replicas), sends still work, and the master's
+ *                  ft_finalize ends every process within 5 s (worker 3,
+ *                  which had no SIGTERM, leaves without finishing). Each
+ *                  master prints "term reply 42 stopped 5".
  * Exits 0 when every check of the mode passed; prints what failed. */
 #define _DEFAULT_SOURCE /* nanosleep, pause */
 #include <errno.h>
@@ -390,16 +392,13 @@ static void msbcast_worker(int rank, int restored) {
   }
 }
 
-/* --- abort ------------------------------------------------------------------ */
-
-/* Everyone but the one who ends the job waits in a receive that never
- * completes: ft_abort must end them. */
-/* --- term --------------------------------------------------------------------- */
+/* --- term ------------------------------------------------------------------- */
 
 static void term_master(void) {
   int x = 0, stopped = 0, replicas = getenv("FT_NUM_MASTERS") != NULL &&
                                      atoi(getenv("FT_NUM_MASTERS")) > 0;
   FT_Status st;
+  CHECK(ft_send(&x, 1, FT_INT, 3, TAG_TASK) == 1, "a long task to worker 3");
   CHECK(ft_send(&x, 1, FT_INT, 1, TAG_GO) == 1, "go to worker 1");
   CHECK(ft_probe(1, TAG_REPLY, &st) == 1, "worker 1's reply queued");
   raise(SIGTERM); /* the loop takes it: the calls below may start first */
@@ -426,18 +425,24 @@ static void term_master(void) {
   CHECK(stopped == 5, "%d of the 5 waiting calls reported SIGTERM", stopped);
 }
 
-/* Worker 1 answers the master's GO; each waits for a task until the
- * master's ft_finalize. */
+/* Worker 1 answers the master's GO, worker 3 computes its TASK; each
+ * waits for a task until the master's ft_finalize. */
 static void term_worker(int rank) {
   int x, reply = 42;
   FT_Status st;
   while (ft_recv(&x, 1, FT_INT, 0, FT_ANY_TAG, &st) == 1)
     if (st.tag == TAG_GO)
       CHECK(ft_send(&reply, 1, FT_INT, 0, TAG_REPLY) == 1, "reply");
+    else if (st.tag == TAG_TASK)
+      sleep_s(30); /* in no call: the master's end must not wait for it */
   CHECK(ft_error() == FT_ERR_PEER_FINALIZED, "worker %d: %s", rank,
         ft_errname(ft_error()));
 }
 
+/* --- abort ------------------------------------------------------------------ */
+
+/* Everyone but the one who ends the job waits in a receive that never
+ * completes: ft_abort must end them. */
 static void aborting(int rank, int who, int code) {
   int x;
   FT_Status st;
@@ -479,8 +484,17 @@ int main(int argc, char **argv) {
     aborting(rank, 2, 7);
   else if (strcmp(mode, "abort_master") == 0)
     aborting(rank, 0, 9);
-  else if (strcmp(mode, "term") == 0)
+  else if (strcmp(mode, "term") == 0) {
     rank == 0 ? term_master() : term_worker(rank);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int rc = finish(rank, mode);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double s = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+    if (rank == 0 && s >= 5) /* after finish's verdict: said, and counted */
+      printf("term: FAILED: ft_finalize took %.1f s\n", s);
+    return rank == 0 && s >= 5 ? 1 : rc;
+  }
   else
     CHECK(0, "unknown mode %s", mode);
   return finish(rank, mode);

@@ -38,7 +38,7 @@ in_job() {
             while (q != "" && q != top && q > 1) q = parent[q]
             if (q == top) print p } }'
 }
-workdir_exit='kill -KILL $(in_job) ${pids:-} 2>/dev/null'
+workdir_exit='kill -KILL $(in_job) ${left:-} 2>/dev/null'
 # Running: the primary has received 5 results (or anything), and 1 s more.
 received() {
   grep '"role":"master","rank":0,"id":0,' "$tmp/trace" 2>/dev/null |
@@ -47,7 +47,7 @@ received() {
 i=0
 until [ "$(received)" -ge 5 ]; do
   i=$((i + 1))
-  [ $i -lt 600 ] && kill -0 $job 2>/dev/null || {
+  [ $i -lt 450 ] && kill -0 $job 2>/dev/null || {
     cat "$tmp/out" "$tmp/err"; fail "the job did not start"; }
   sleep 0.1
 done
@@ -62,11 +62,10 @@ ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 echo "== ftmwrun exited $rc, $ms ms after SIGTERM"
 grep -v PMIX "$tmp/out" "$tmp/err"
 # What was in the job at the signal (ftmwrun's descendants are orphans
-# once it exits).
+# once it exits); killed at exit if still there.
 alive() { for p in $pids; do kill -0 "$p" 2>/dev/null && echo "$p"; done; }
-i=0
-while [ -n "$(alive)" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-left=$(alive)
+left=$pids i=0
+while [ -n "$left" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); left=$(alive); done
 [ -z "$left" ] || { ps -o pid=,args= -p "$(echo $left | tr ' ' ,)"
   fail "processes of the job left 5 s after ftmwrun"; }
 [ "$rc" = 3 ] || { fail "status $rc, want 3 (the program stopped by SIGTERM)"; }
