@@ -16,7 +16,10 @@ static struct {
   int started;
   int requested; /* atomic: read by the application thread */
   uint64_t grace_ms, leave_at;
-  int fin_sent; /* a worker or spare told the masters it leaves */
+  /* A worker: */
+  int primary_fin; /* its primary's FIN came: the job ends */
+  int stopping;    /* ...saying the job is being stopped (SIGTERM) */
+  int fin_sent;    /* it told the masters it leaves */
 } term;
 
 int ftmw_term_requested(void) {
@@ -72,7 +75,36 @@ void ftmw_term_close(void) {
   term.started = 0;
 }
 
+/* A worker whose job is being stopped (its primary's FIN said so, or it
+ * had SIGTERM itself), while its program computes (in no call that
+ * waits: a call sees the FIN itself, and its program ends as at any end):
+ * tells every master it leaves, then leaves once the primary's BYE has
+ * come. Looked at when the FIN or the BYE comes, and at each tick (a call
+ * that was waiting may have returned a task to compute). */
+static void worker_step(void) {
+  if (job.role != FTMW_ROLE_WORKER || !term.primary_fin ||
+      !(term.stopping || ftmw_term_requested()))
+    return;
+  uv_mutex_lock(&st.lock);
+  int computing = !st.finalizing && !ftmw_loop_calls_waiting_locked();
+  int bye = st.masters[st.primary].bye;
+  uv_mutex_unlock(&st.lock);
+  if (!computing)
+    return;
+  if (term.fin_sent && bye)
+    leave("the job is being stopped (SIGTERM) and the primary master has "
+          "finished");
+  if (term.fin_sent)
+    return;
+  term.fin_sent = 1;
+  for (int k = 0; k <= job.M; k++)
+    if (st.masters[k].conn != NULL)
+      ftmw_link_send(st.masters[k].conn, FTMW_FRAME_FIN, 0, 0,
+                     FTMW_FLAG_LEAVING, NULL, 0);
+}
+
 void ftmw_term_poll(uint64_t now) {
+  worker_step();
   if (ftmw_term_requested() && now >= term.leave_at) {
     char why[96];
     snprintf(why, sizeof(why),
@@ -84,18 +116,9 @@ void ftmw_term_poll(uint64_t now) {
 }
 
 void ftmw_term_on_primary_end(int bye, int stopping) {
-  if (job.role != FTMW_ROLE_WORKER)
-    return; /* a spare, waiting in ft_init, ends at the BYE there */
-  if (bye) {
-    if (term.fin_sent)
-      leave("stopped by SIGTERM; the primary master has finished");
-    return;
+  if (!bye) {
+    term.primary_fin = 1;
+    term.stopping |= stopping;
   }
-  if (term.fin_sent || !(stopping || ftmw_term_requested()))
-    return;
-  term.fin_sent = 1;
-  for (int k = 0; k <= job.M; k++)
-    if (st.masters[k].conn != NULL)
-      ftmw_link_send(st.masters[k].conn, FTMW_FRAME_FIN, 0, 0,
-                     FTMW_FLAG_LEAVING, NULL, 0);
+  worker_step();
 }

@@ -46,11 +46,11 @@ int ftmw_term_requested(void);
 /* At each tick: a process still running its grace after SIGTERM leaves. */
 void ftmw_term_poll(uint64_t now);
 
-/* A worker, at a FIN (bye 0) or BYE (bye 1) from its primary master,
- * while its program computes (in no call that waits): if the job is being
- * stopped (stopping: the FIN says so, FTMW_FLAG_STOPPING) or this process
- * had SIGTERM, tells every master it leaves (FIN), then leaves at the
- * BYE. Nothing otherwise. */
+/* A FIN (bye 0; stopping: it says FTMW_FLAG_STOPPING) or a BYE (bye 1)
+ * from the primary master. In a worker whose job is being stopped (the
+ * FIN says so, or it had SIGTERM) and whose program computes, now or at a
+ * later tick: tells every master it leaves (FIN), then leaves once the
+ * BYE has come. Nothing in other processes. */
 void ftmw_term_on_primary_end(int bye, int stopping);
 
 #endif

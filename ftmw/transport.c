@@ -321,14 +321,10 @@ static int on_frame(void *ctx, ftmw_conn *c, void *peer, const ftmw_hdr *h,
       p->bye = 1;
       p->bye_clean = (h->flags & FTMW_FLAG_CLEAN) != 0;
     }
-    /* The primary ends the job while this worker's program computes (a
-     * program in a call that waits sees the FIN itself): after SIGTERM
-     * it need not finish (term.h). */
-    int computing = p->kind == FTMW_ROLE_MASTER && p->id == st.primary &&
-                    !st.finalizing && !ftmw_loop_calls_waiting_locked();
+    int from_primary = p->kind == FTMW_ROLE_MASTER && p->id == st.primary;
     ftmw_loop_wake_locked();
     uv_mutex_unlock(&st.lock);
-    if (computing)
+    if (from_primary) /* after SIGTERM a computing worker need not finish */
       ftmw_term_on_primary_end(h->type == FTMW_FRAME_BYE,
                                (h->flags & FTMW_FLAG_STOPPING) != 0);
     return 0;
