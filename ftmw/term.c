@@ -71,7 +71,12 @@ int ftmw_term_start(uv_loop_t *loop, int grace_ms) {
 
 void ftmw_term_close(void) {
   if (term.started)
-    uv_close((uv_handle_t *)&term.handle, NULL);
+    uv_close((uv_handle_t *)&term.handle, NULL); /* SIGTERM: its default */
+  /* A process told to stop ignores a SIGTERM after ft_finalize: the copy
+   * ftmw-shim passes on, or Slurm's, may come late and would kill it
+   * before it exits with its status (the primary records it then). */
+  if (term.started && ftmw_term_requested())
+    signal(SIGTERM, SIG_IGN);
   term.started = 0;
 }
 

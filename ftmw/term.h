@@ -18,7 +18,8 @@
  * A process still running FT_TERM_GRACE_MS after its SIGTERM leaves (the
  * primary records 143 for ftmwrun first). With FT_TERM_GRACE_MS=0 the
  * signal keeps its default action: the process ends at once; closing the
- * handle at ft_finalize gives it back its default action too.
+ * handle at ft_finalize gives it back its default action too, unless one
+ * came (then a late copy is ignored: the process is ending).
  *
  * The loop's owner runs everything here, but ftmw_term_requested (any
  * thread). */
@@ -37,7 +38,7 @@
 int ftmw_term_start(uv_loop_t *loop, int grace_ms);
 
 /* Closes the signal handle, in the loop's last pass (ft_finalize): SIGTERM
- * has its default action again. */
+ * has its default action again, or is ignored if one came already. */
 void ftmw_term_close(void);
 
 /* 1 once this process has had SIGTERM. */
