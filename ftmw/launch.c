@@ -576,4 +576,9 @@ void ftmw_launch_finalize(int clean) {
    * so it is called only when every process is known to reach it. */
   if (clean && st.mpi_owned && !ftmw_spawn_abandoned())
     PMPI_Finalize();
+  /* The status is written first at exit, before the exit handlers MPI
+   * registered since ft_init (run in reverse order), which may wait for
+   * a launcher that is stopping the job (after SIGTERM: mpirun SIGKILLs
+   * what is left 2 s later). Written twice, the same. */
+  register_status_file();
 }

@@ -42,7 +42,8 @@ int ftmw_launch_restore(struct ftmw_peer *p);
 void ftmw_launch_restores_stop(void);
 
 /* After the transport stopped: MPI_Finalize when clean (no process of the
- * job died, so every process will reach it) and ft_init started MPI. */
+ * job died, so every process will reach it) and ft_init started MPI; the
+ * primary's exit status is then the first thing written at exit. */
 void ftmw_launch_finalize(int clean);
 
 /* --- between launch.c, spawn.c and restore.c ---------------------------- */
