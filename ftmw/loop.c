@@ -3,12 +3,19 @@
  * The loop has one owner at a time, the holder of lp.owner. A call that
  * waits (ftmw_loop_wait_locked) runs the loop itself: it writes its own
  * frames and reads the answers on its own thread. The I/O thread runs
- * the loop only while no call waits: it sleeps in poll() on the loop's
- * backend fd, without owning the loop, takes the loop for one
- * non-blocking pass when something is ready, parks while a call is
- * inside, and lingers LINGER_NS after the last call left before it takes
- * the loop back. Every callback on the loop therefore runs on one thread
- * at a time, the caller's or the I/O thread's. */
+ * the loop only while the application has not called for a while: it
+ * sleeps in poll() on the loop's backend fd, without owning the loop,
+ * and takes the loop for one non-blocking pass when something is ready.
+ * While a call is inside, and for lp.linger_ns after the last one left,
+ * it sleeps on a condition variable instead, and no socket wakes it: an
+ * application that calls again within that time (a master answering its
+ * workers, a worker whose tasks are shorter) reads everything itself,
+ * and its I/O thread wakes about once a linger, not once a message. It
+ * makes a pass before the linger ends only when something cannot wait:
+ * writes a socket did not take, a new connection, a timer of the loop
+ * falling due (lp.due), a batch of lazy frames (ftmw_loop_flush_soon_
+ * locked). Every callback on the loop runs on one thread at a time, the
+ * caller's or the I/O thread's. */
 #include "loop.h"
 #include "localproc.h" /* FTMW_IO_THREAD_NAME */
 
@@ -17,11 +24,11 @@
 #include <signal.h>
 #include <time.h>
 
-/* How long the I/O thread leaves the loop to the application after a call,
- * in case it calls again at once (see io_thread). */
-#define LINGER_NS (FTMW_LOOP_LINGER_MS * 1000 * 1000)
+/* How long a lazy frame may wait for the ones after it (see
+ * ftmw_loop_flush_soon_locked). */
+#define BATCH_NS (FTMW_LOOP_BATCH_US * 1000u)
 
-enum { IO_RUNNING, IO_PARKED, IO_LINGERING };
+enum { IO_RUNNING, IO_WAITING };
 
 static struct {
   uv_loop_t loop;
@@ -30,8 +37,9 @@ static struct {
   uv_mutex_t *lock;
   void (*submitted)(void);
   uint64_t stale_ms;
+  uint64_t linger_ns; /* see io_thread */
   uv_mutex_t owner;
-  uv_cond_t io_wake;     /* the parked I/O thread (with *lock) */
+  uv_cond_t io_wake;     /* the waiting I/O thread (with *lock) */
   uv_timer_t wait_timer; /* a timed wait's limit */
   int wait_expired;
   int kick;           /* the owner started a watcher this pass */
@@ -40,11 +48,13 @@ static struct {
   int writes;         /* uv_write requests not yet called back */
   uint64_t last_ran;  /* ftmw_loop_ran's last now */
   /* Under *lock: */
-  int inside;       /* calls waiting in the loop */
-  int io_state;     /* IO_* */
-  int pass_now;     /* the I/O thread must make a pass at once */
-  uint64_t wakes;   /* changes a waiter may be waiting for */
-  uint64_t left_at; /* when the last call left */
+  int inside;        /* calls waiting in the loop */
+  int io_state;      /* IO_* */
+  int pass_now;      /* the I/O thread must make a pass at once */
+  uint64_t wakes;    /* changes a waiter may be waiting for */
+  uint64_t left_at;  /* when the last call left (uv_hrtime) */
+  uint64_t due;      /* a waiting I/O thread's pass is due then (0: none) */
+  uint64_t io_until; /* the waiting I/O thread wakes by then */
 } lp;
 
 uv_loop_t *ftmw_loop(void) { return &lp.loop; }
@@ -129,31 +139,46 @@ static void loop_enter(void) {
 /* What the I/O thread must be told when a call leaves the loop. */
 enum { LEAVE_KICK = 1, LEAVE_TIMER = 2 };
 
-static int loop_leave(void) {
+/* Leaves the loop; *timer_ms: how long until its next timer falls due
+ * (-1: none). */
+static int loop_leave(int *timer_ms) {
   /* What the I/O thread must not leave for later: reading a connection
    * just opened, and writing what the sockets did not take yet; and a
    * timer it does not know of. */
   int kick = (lp.new_fd || lp.writes > 0 ? LEAVE_KICK : 0) |
              (lp.timer ? LEAVE_TIMER : 0);
   lp.kick = lp.new_fd = lp.timer = 0;
+  *timer_ms = uv_backend_timeout(&lp.loop);
   unguard_sigpipe();
   uv_mutex_unlock(&lp.owner);
   return kick;
 }
 
-/* The last waiting call is out of the loop (lock held): the I/O thread
- * takes it back. A parked thread is woken; one lingering after the last
- * call, or polling, is hurried only when the call left work for the
- * loop's next pass (LEAVE_KICK, see loop_leave), and one polling also
- * for a timer it does not know of (LEAVE_TIMER). */
-static void io_resume_locked(int kick) {
+/* The waiting I/O thread must make a pass by at (lock held). */
+static void io_due_locked(uint64_t at) {
+  if (lp.due == 0 || at < lp.due)
+    lp.due = at;
+  if (lp.io_state == IO_WAITING && lp.due < lp.io_until)
+    uv_cond_signal(&lp.io_wake);
+}
+
+/* The last waiting call is out of the loop (lock held), its next timer
+ * due in timer_ms (-1: none). A waiting I/O thread is woken only when
+ * the call left work for the loop's next pass (LEAVE_KICK, see
+ * loop_leave) or a timer falls due before the thread would wake; one
+ * polling is hurried for that work, or for a timer it does not know of
+ * (LEAVE_TIMER). */
+static void io_resume_locked(int kick, int timer_ms) {
   if (kick & LEAVE_KICK)
     lp.pass_now = 1;
-  if (lp.io_state == IO_PARKED ||
-      (lp.io_state == IO_LINGERING && (kick & LEAVE_KICK)))
-    uv_cond_signal(&lp.io_wake);
-  else if (lp.io_state == IO_RUNNING && kick)
+  if (lp.io_state == IO_WAITING) {
+    if (kick & LEAVE_KICK)
+      uv_cond_signal(&lp.io_wake);
+    else if (timer_ms >= 0)
+      io_due_locked(lp.left_at + (uint64_t)timer_ms * 1000000u);
+  } else if (kick) {
     uv_async_send(&lp.async);
+  }
 }
 
 int ftmw_loop_wait_locked(int (*done)(const void *), const void *arg,
@@ -182,11 +207,12 @@ int ftmw_loop_wait_locked(int (*done)(const void *), const void *arg,
   uv_mutex_unlock(lp.lock);
   if (ms >= 0)
     uv_timer_stop(&lp.wait_timer);
-  int kick = loop_leave();
+  int timer_ms;
+  int kick = loop_leave(&timer_ms);
   uv_mutex_lock(lp.lock);
   lp.left_at = uv_hrtime();
   if (--lp.inside == 0)
-    io_resume_locked(kick);
+    io_resume_locked(kick, timer_ms);
   return rc;
 }
 
@@ -198,8 +224,10 @@ static int always(const void *arg) {
 void ftmw_loop_flush_locked(void) { ftmw_loop_wait_locked(always, NULL, -1); }
 
 void ftmw_loop_flush_soon_locked(void) {
-  if (lp.io_state != IO_LINGERING || lp.inside > 0)
+  if (lp.io_state != IO_WAITING || lp.inside > 0)
     ftmw_loop_flush_locked();
+  else if (lp.due == 0 || lp.due > uv_hrtime() + BATCH_NS)
+    io_due_locked(uv_hrtime() + BATCH_NS);
 }
 
 /* Whether something changed since *seen (lp.wakes). */
@@ -212,38 +240,50 @@ int ftmw_loop_wait_change_locked(int64_t ms) {
   return ftmw_loop_wait_locked(woken, &seen, ms);
 }
 
-/* The I/O thread: the loop's owner while no call waits. */
+/* The I/O thread: the loop's owner while the application does not call.
+ * It waits (IO_WAITING) while a call is inside and for lp.linger_ns after
+ * the last one left, waking about once a linger to look, or when woken
+ * for a pass that cannot wait (lp.pass_now, lp.due); past the linger it
+ * polls the loop's fd and makes a pass whenever something is ready. */
 static void io_thread(void *arg) {
   (void)arg;
-  pthread_setname_np(pthread_self(), FTMW_IO_THREAD_NAME);
-  int timeout = 0;
+  int timeout = 0; /* the last pass's: how long to poll */
   for (;;) {
     uv_mutex_lock(lp.lock);
-    int parked = 0;
+    int waited = 0, poll_first = 0;
     for (;;) {
-      if (lp.inside > 0) {
-        lp.io_state = IO_PARKED;
-        parked = 1;
-        uv_cond_wait(&lp.io_wake, lp.lock);
-        continue;
-      }
-      /* The application often calls again at once (a master answering
-       * its workers): lingering a little saves a hand-over each time. */
-      uint64_t since = uv_hrtime() - lp.left_at;
-      if (!parked || lp.pass_now || since >= LINGER_NS)
+      uint64_t now = uv_hrtime(), until;
+      if (lp.pass_now || (lp.inside == 0 && lp.due != 0 && lp.due <= now))
         break;
-      lp.io_state = IO_LINGERING;
-      uv_cond_timedwait(&lp.io_wake, lp.lock, LINGER_NS - since);
+      if (lp.inside > 0) {
+        /* The call runs the loop meanwhile, and when it leaves it says
+         * what falls due next (io_resume_locked). */
+        if (lp.due != 0 && lp.due <= now)
+          lp.due = 0;
+        until = now + lp.linger_ns;
+      } else if (now - lp.left_at < lp.linger_ns) {
+        until = lp.left_at + lp.linger_ns;
+      } else { /* the linger is over */
+        poll_first = !waited;
+        break;
+      }
+      if (lp.due != 0 && lp.due < until)
+        until = lp.due; /* so that nobody wakes it for that again */
+      lp.io_state = IO_WAITING;
+      lp.io_until = until;
+      uv_cond_timedwait(&lp.io_wake, lp.lock, until - now);
+      waited = 1;
     }
     lp.io_state = IO_RUNNING;
     lp.pass_now = 0;
+    lp.due = 0;
     uv_mutex_unlock(lp.lock);
-    if (!parked && timeout != 0) {
+    if (poll_first && timeout != 0) {
       struct pollfd pfd = {.fd = uv_backend_fd(&lp.loop), .events = POLLIN};
       poll(&pfd, 1, timeout);
     }
     /* A call that came in meanwhile runs the loop itself: this thread
-     * parks, and makes a pass once the call is out. */
+     * waits, and makes a pass once the call is out. */
     timeout = 0;
     if (uv_mutex_trylock(&lp.owner) != 0)
       continue;
@@ -271,6 +311,11 @@ int ftmw_loop_init(uv_mutex_t *lock, void (*submitted)(void),
   lp.lock = lock;
   lp.submitted = submitted;
   lp.stale_ms = stale_ms;
+  /* Within a quarter of the stall bound, so that the loop's ticks never
+   * look late for it (FT_HEARTBEAT_MS of 20 ms or less). */
+  lp.linger_ns = (uint64_t)FTMW_LOOP_LINGER_MS * 1000000u;
+  if (lp.linger_ns > stale_ms * 1000000u / 4)
+    lp.linger_ns = stale_ms * 1000000u / 4;
   if (uv_mutex_init(&lp.owner) != 0)
     return -1;
   if (uv_cond_init(&lp.io_wake) != 0) {
@@ -296,6 +341,8 @@ int ftmw_loop_start(void) {
   pthread_sigmask(SIG_SETMASK, &all, &old);
   int rc = uv_thread_create(&lp.thread, io_thread, NULL);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (rc == 0) /* named from the start, not once it first runs */
+    pthread_setname_np(lp.thread, FTMW_IO_THREAD_NAME);
   return rc == 0 ? 0 : -1;
 }
 
@@ -312,7 +359,7 @@ static void loop_free(void) {
 
 void ftmw_loop_stop(void) {
   uv_mutex_lock(lp.lock);
-  io_resume_locked(LEAVE_KICK); /* the I/O thread carries the stop out, at once */
+  io_resume_locked(LEAVE_KICK, -1); /* the I/O thread carries the stop out, at once */
   uv_mutex_unlock(lp.lock);
   uv_thread_join(&lp.thread);
   loop_free();

@@ -71,13 +71,19 @@ void ftmw_loop_timer_started(void);
  * anything: what a call that does not wait writes now. */
 void ftmw_loop_flush_locked(void);
 
-/* The same, unless the I/O thread is lingering after the last call (see
- * loop.c): it then carries the work out at its pass, less than
- * FTMW_LOOP_LINGER_MS from now, together with what is submitted
- * meanwhile (a frame batched with the ones after it), unless a call that
- * enters the loop does first. */
+/* The same, unless the I/O thread is waiting after the application's
+ * last call (see loop.c): it then carries the work out at a pass within
+ * FTMW_LOOP_BATCH_US, together with what is submitted meanwhile (a frame
+ * batched with the ones after it), unless a call that enters the loop
+ * does first. */
 void ftmw_loop_flush_soon_locked(void);
-#define FTMW_LOOP_LINGER_MS 1
+#define FTMW_LOOP_BATCH_US 1000
+
+/* How long the I/O thread leaves the loop to the application after its
+ * last call (at most a quarter of the stall bound given to
+ * ftmw_loop_init): data that comes meanwhile is read, and acknowledged,
+ * by the application's next call or at the end of that time. */
+#define FTMW_LOOP_LINGER_MS 10
 
 /* uv_write, counted until ftmw_loop_write_done (the owner's callback
  * calls it first thing): while such writes are queued, a calling thread

@@ -1,8 +1,10 @@
 /* Job-level checks of the ft_* API, run through ftmwrun by ctest.
  * Usage: job_api MODE   (api | isend | isendfail | posted | ms | msfail | big |
- *                        busy | hang | rogue | deadfin | orphan | farm)
+ *                        busy | wakeups | hang | rogue | deadfin | orphan |
+ *                        farm)
  * Exits 0 when every check of the mode passed; prints what failed. */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdint.h>
@@ -267,6 +269,71 @@ static void busy(int rank) {
     x = now_s() - t0 < BUSY_ACK_S;
     CHECK(ft_send(&x, 1, FT_INT, 0, 5) == 1, "verdict to the master");
   }
+}
+
+/* --- wakeups: the I/O thread sleeps while the application calls -------- */
+
+/* A master and worker 1 exchange WAKE_ROUNDS tasks, the worker computing
+ * 200 us on each: an application that calls again within the linger
+ * (10 ms) reads and writes everything itself, and its I/O thread must not
+ * wake for each message (it woke once or twice a round before 2026-11-27:
+ * the 32-worker blocking farm lost a fifth of its speed to it). Each side
+ * counts its I/O thread's voluntary context switches over the rounds; it
+ * may wake about once a linger (100/s) and for heartbeats, given here
+ * 250/s of the rounds' time, plus a quarter of the rounds. */
+#define WAKE_ROUNDS 2000
+
+static long io_thread_switches(void) {
+  char path[320], comm[32], line[128];
+  long n = -1;
+  snprintf(path, sizeof(path), "/proc/%d/task", (int)getpid());
+  DIR *d = opendir(path);
+  struct dirent *e;
+  while (d && (e = readdir(d)) != NULL) {
+    if (e->d_name[0] == '.')
+      continue;
+    snprintf(path, sizeof(path), "/proc/%d/task/%s/comm", (int)getpid(), e->d_name);
+    FILE *f = fopen(path, "r");
+    int io = f && fgets(comm, sizeof(comm), f) && strcmp(comm, "ftmw-io\n") == 0;
+    if (f)
+      fclose(f);
+    snprintf(path, sizeof(path), "/proc/%d/task/%s/status", (int)getpid(), e->d_name);
+    f = io ? fopen(path, "r") : NULL;
+    while (f && fgets(line, sizeof(line), f))
+      if (strncmp(line, "voluntary_ctxt_switches:", 24) == 0)
+        n = atol(line + 24);
+    if (f)
+      fclose(f);
+  }
+  if (d)
+    closedir(d);
+  return n;
+}
+
+static void wakeups(int rank) {
+  if (rank > 1)
+    return;
+  int x = 0;
+  FT_Status st;
+  long before = io_thread_switches();
+  double t0 = now_s();
+  for (int i = 0; i < WAKE_ROUNDS; i++) {
+    if (rank == 0) {
+      CHECK(ft_send(&i, 1, FT_INT, 1, 1) == 1, "task %d: %s", i, ft_errname(ft_error()));
+      CHECK(ft_recv(&x, 1, FT_INT, 1, 2, &st) == 1 && x == i, "result %d", i);
+    } else {
+      CHECK(ft_recv(&x, 1, FT_INT, 0, 1, &st) == 1 && x == i, "task %d", i);
+      compute(200e-6);
+      CHECK(ft_send(&x, 1, FT_INT, 0, 2) == 1, "result %d: %s", i, ft_errname(ft_error()));
+    }
+  }
+  double secs = now_s() - t0;
+  long woke = io_thread_switches() - before, bound = WAKE_ROUNDS / 4 + (long)(250 * secs);
+  CHECK(before >= 0, "no thread named ftmw-io in this process");
+  CHECK(woke <= bound, "rank %d: the I/O thread woke %ld times in %d rounds (%.2f s), over %ld",
+        rank, woke, WAKE_ROUNDS, secs, bound);
+  printf("wakeups: rank %d: the I/O thread woke %ld times in %d rounds of %.0f us\n",
+         rank, woke, WAKE_ROUNDS, secs / WAKE_ROUNDS * 1e6);
 }
 
 /* --- hang: SIGSTOP is detected within FT_TIMEOUT_MS + one heartbeat ------ */
@@ -962,6 +1029,8 @@ int main(int argc, char **argv) {
     big(rank);
   else if (strcmp(mode, "busy") == 0)
     busy(rank);
+  else if (strcmp(mode, "wakeups") == 0)
+    wakeups(rank);
   else if (strcmp(mode, "hang") == 0)
     hang(rank);
   else if (strcmp(mode, "rogue") == 0)
