@@ -224,10 +224,13 @@ static int always(const void *arg) {
 void ftmw_loop_flush_locked(void) { ftmw_loop_wait_locked(always, NULL, -1); }
 
 void ftmw_loop_flush_soon_locked(void) {
-  if (lp.io_state != IO_WAITING || lp.inside > 0)
+  if (lp.io_state != IO_WAITING || lp.inside > 0) {
     ftmw_loop_flush_locked();
-  else if (lp.due == 0 || lp.due > uv_hrtime() + BATCH_NS)
-    io_due_locked(uv_hrtime() + BATCH_NS);
+    return;
+  }
+  uint64_t by = uv_hrtime() + BATCH_NS;
+  if (lp.due == 0 || lp.due > by)
+    io_due_locked(by);
 }
 
 /* Whether something changed since *seen (lp.wakes). */

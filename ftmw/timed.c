@@ -17,7 +17,7 @@ static uint64_t now_us(void) { return uv_hrtime() / 1000u; }
 
 /* The masters' clock in microseconds (see ftmw_decided_ms). */
 static uint64_t decided_us(void) {
-  if (!ftmw_is_master())
+  if (!ftmw_is_master() || ftmw_job.M == 0) /* nobody to agree with */
     return now_us();
   int r;
   uint64_t v;

@@ -52,29 +52,9 @@ for attempt in 1 2 3; do
   break
 done
 master() { grep '"role":"master"' "$trace" | grep "\"event\":\"$1\""; }
-# Open MPI 4.1's spawn can hang when a process dies during it
-# (docs/known-problems.md); the library abandons such a spawn and makes it
-# again. Without replicas the abandoned incarnation's failure reaches the
-# program, which restores it once more: each such spawn, beyond those a
-# spawn.stall fault caused, may add one failure and one restore to the
-# counts the program prints and to the failure reports.
-hangs=$(( $(master spawn_abandoned | grep -c .) -
-          $(grep '"event":"fault_injected"' "$trace" | grep -c '"point":"spawn.stall"') ))
-widen() { # REGEX: "failures N" and "restores N" in REGEX match N..N+hangs
-  echo "$1" | awk -v h="$hangs" '{
-    out = ""; s = $0
-    while (match(s, /(failures|restores),? [0-9]+/)) {
-      m = substr(s, RSTART, RLENGTH); n = m; sub(/.* /, "", n)
-      alt = n; for (i = 1; i <= h; i++) alt = alt "|" (n + i)
-      out = out substr(s, 1, RSTART - 1) substr(m, 1, length(m) - length(n)) "(" alt ")"
-      s = substr(s, RSTART + RLENGTH)
-    }
-    print out s }'
-}
-if [ "$hangs" -gt 0 ]; then
-  echo "== $hangs spawn(s) abandoned (Open MPI's spawn hang): each may add a failure and a restore"
-  [ -z "${EXPECT:-}" ] || EXPECT=$(widen "$EXPECT")
-fi
+. "$(dirname "$0")/spawn_hangs.sh"
+spawn_hangs "$trace"
+[ "$hangs" -gt 0 ] && [ -n "${EXPECT:-}" ] && EXPECT=$(widen "$EXPECT")
 want=$(echo "$ref" | grep -E "$result")
 got=$(echo "$out" | grep -E "$result")
 [ -n "$want" ] && [ "$want" = "$got" ] || { echo "FAIL: result '$got', want '$want' (from $(basename "$ref_prog"))"; exit 1; }

@@ -1,0 +1,30 @@
+# shellcheck shell=sh
+# Sourced by job test scripts that check the failure and restore counts a
+# program prints. Open MPI 4.1's spawn can hang when a process dies during
+# it (docs/known-problems.md); the library abandons such a spawn and makes
+# it again. Without replicas the abandoned incarnation's failure reaches
+# the program, which restores it once more: each such spawn, beyond those
+# a spawn.stall fault caused, may add one failure and one restore to the
+# counts the program prints and to the failure reports.
+#   spawn_hangs TRACE: sets $hangs, the spawns abandoned in TRACE that no
+#     spawn.stall fault caused, and says so when there are any;
+#   widen REGEX: REGEX with each "failures N" and "restores N" matching
+#     N..N+$hangs.
+spawn_hangs() {
+  hangs=$(( $(grep '"role":"master"' "$1" | grep -c '"event":"spawn_abandoned"') -
+            $(grep '"event":"fault_injected"' "$1" | grep -c '"point":"spawn.stall"') ))
+  [ "$hangs" -gt 0 ] &&
+    echo "== $hangs spawn(s) abandoned (Open MPI's spawn hang): each may add a failure and a restore"
+  return 0
+}
+widen() {
+  echo "$1" | awk -v h="$hangs" '{
+    out = ""; s = $0
+    while (match(s, /(failures|restores),? [0-9]+/)) {
+      m = substr(s, RSTART, RLENGTH); n = m; sub(/.* /, "", n)
+      alt = n; for (i = 1; i <= h; i++) alt = alt "|" (n + i)
+      out = out substr(s, 1, RSTART - 1) substr(m, 1, length(m) - length(n)) "(" alt ")"
+      s = substr(s, RSTART + RLENGTH)
+    }
+    print out s }'
+}
