@@ -119,6 +119,7 @@ typedef struct {
                     finished before the fence took (2) */
   int pending;   /* restored, not yet joined (timed.h): its copies wait
                     for it, and their clocks start when it has joined */
+  int alone;     /* it runs a suspect copy, given alone (see suspect) */
 } worker;
 
 /* How often a farm with a worker whose restore is pending looks again. */
@@ -338,7 +339,21 @@ static void unrun(task *t, int r) {
  * a vote go to a worker that has nothing of t: only outputs of different
  * workers are compared (but for the two compared copies when one worker
  * is left: then they both run on it). */
+/* Whether one more charge would fail t. A worker's death is charged to
+ * every copy it held (drop_runs): which one it was running cannot be told
+ * while the results before it may still be held back for a batch (an
+ * ft_isend's, lazy). So a suspect task's copy goes only to a worker that
+ * holds no other copy, and that worker gets no other until it answers;
+ * a death charges a suspect task only when it came from such a worker
+ * (another copy of it, a backup, may be held with others): the charge
+ * that fails a task always comes from a worker that ran it alone. */
+static int suspect(const ft_farm *f, const task *t) {
+  return t->deaths + t->timeouts + 1 >= f->o.max_attempts;
+}
+
 static int eligible(const ft_farm *f, const task *t, int r) {
+  if (suspect(f, t) && f->w[r].n > 0)
+    return 0;
   if (!holds(t, r))
     return 1;
   return t->wanted == 2 && t->nres < 2 && usable_workers(f) < 2;
@@ -406,6 +421,7 @@ static int give(ft_farm *f, int r, copy *c) {
   run *u = &w->runs[(w->head + w->n) % f->o.depth];
   *u = (run){.c = c, .no = no, .start = f->now};
   w->n++;
+  w->alone = suspect(f, t);
   t->dispatched++;
   if (t->nrunning < MAX_RUNNING)
     t->running[t->nrunning++] = r;
@@ -421,7 +437,12 @@ static int give(ft_farm *f, int r, copy *c) {
  * queue. Returns -1 if r failed meanwhile. */
 static int fill_to(ft_farm *f, int r, int upto) {
   worker *w = &f->w[r];
-  while (!w->lost && !w->stopping && w->n < upto) {
+  /* A suspect copy first in the queue: r takes no more, so that it soon
+   * holds none and can take that one alone. */
+  if (w->n > 0 && !ftmw_q_empty(&f->queue) &&
+      suspect(f, copy_of(f->queue.next)->t))
+    return 0;
+  while (!w->lost && !w->stopping && !w->alone && w->n < upto) {
     /* The first copy r may take, among the first 256 queued. */
     ftmw_qnode *n;
     int skipped = 0;
@@ -454,11 +475,17 @@ static void fill_all(ft_farm *f) {
 /* --- failures --------------------------------------------------------------- */
 
 /* Worker r will not answer (it failed, or finished): its copies go back
- * to the front of the queue, in order; with charge, the one it was
- * running is charged an attempt. */
+ * to the front of the queue, in order; with charge, they are charged an
+ * attempt. A worker stopped for its time limit is charged on the one it
+ * was running, at the head (its results before it were on their way for
+ * longer than a batch's wait). A dead one on every copy it held: the one
+ * that killed it may be behind the head, whose result it had not written
+ * yet (held for a batch), and the suspect rule keeps the copies charged
+ * for nothing from a verdict. */
 static void drop_runs(ft_farm *f, int r, int charge) {
   worker *w = &f->w[r];
-  int stopped = w->stopping == 1, charged = !charge || w->stopping == 2;
+  int stopped = w->stopping == 1;
+  charge = charge && w->stopping != 2;
   for (int i = w->n - 1; i >= 0; i--) { /* back to front: pushed at front */
     run *u = &w->runs[(w->head + i) % f->o.depth];
     copy *c = u->c;
@@ -467,13 +494,10 @@ static void drop_runs(ft_farm *f, int r, int charge) {
       continue;
     task *t = c->t;
     unrun(t, r);
-    if (i == 0 && !charged) { /* the one it was running */
-      charged = 1;
-      if (stopped)
-        t->timeouts++;
-      else
-        t->deaths++;
-    }
+    if (charge && stopped && i == 0)
+      t->timeouts++;
+    else if (charge && !stopped && (w->alone || !suspect(f, t)))
+      t->deaths++; /* held with others, a suspect is not charged more */
     if (t->deaths + t->timeouts >= f->o.max_attempts && !t->done) {
       free_copy(f, c);
       finish(f, t, stopped && i == 0 ? FT_FARM_TIMED_OUT : FT_FARM_FAILED,
@@ -487,7 +511,7 @@ static void drop_runs(ft_farm *f, int r, int charge) {
     f->s.redispatched++;
     enqueue(f, c, 1);
   }
-  w->head = w->n = 0;
+  w->head = w->n = w->alone = 0;
   w->stopping = 0;
 }
 
@@ -605,6 +629,8 @@ static run *head_run(ft_farm *f, int r, const uint8_t *b, size_t n) {
 static void pop_run(ft_farm *f, worker *w) {
   w->head = (w->head + 1) % f->o.depth;
   w->n--;
+  if (w->n == 0)
+    w->alone = 0;
   if (w->n > 0)
     w->runs[w->head].start = f->now;
 }
