@@ -335,10 +335,6 @@ static void unrun(task *t, int r) {
     }
 }
 
-/* Whether worker r may take a copy of t. A backup, a compared copy and
- * a vote go to a worker that has nothing of t: only outputs of different
- * workers are compared (but for the two compared copies when one worker
- * is left: then they both run on it). */
 /* Whether one more charge would fail t. A worker's death is charged to
  * every copy it held (drop_runs): which one it was running cannot be told
  * while the results before it may still be held back for a batch (an
@@ -351,6 +347,11 @@ static int suspect(const ft_farm *f, const task *t) {
   return t->deaths + t->timeouts + 1 >= f->o.max_attempts;
 }
 
+/* Whether worker r may take a copy of t. A backup, a compared copy and
+ * a vote go to a worker that has nothing of t: only outputs of different
+ * workers are compared (but for the two compared copies when one worker
+ * is left: then they both run on it). A suspect copy goes to a worker that
+ * holds none. */
 static int eligible(const ft_farm *f, const task *t, int r) {
   if (suspect(f, t) && f->w[r].n > 0)
     return 0;
