@@ -13,9 +13,9 @@
  * and its I/O thread wakes about once a linger, not once a message. It
  * makes a pass before the linger ends only when something cannot wait:
  * writes a socket did not take, a new connection, a timer of the loop
- * falling due (lp.due), a batch of lazy frames (ftmw_loop_flush_soon_
- * locked). Every callback on the loop runs on one thread at a time, the
- * caller's or the I/O thread's. */
+ * falling due (lp.due), a batch of lazy frames (see
+ * ftmw_loop_flush_soon_locked). Every callback on the loop runs on one
+ * thread at a time, the caller's or the I/O thread's. */
 #include "loop.h"
 #include "localproc.h" /* FTMW_IO_THREAD_NAME */
 
