@@ -286,18 +286,17 @@ static void busy(int rank) {
 static long io_thread_switches(void) {
   char path[320], comm[32], line[128];
   long n = -1;
-  snprintf(path, sizeof(path), "/proc/%d/task", (int)getpid());
-  DIR *d = opendir(path);
+  DIR *d = opendir("/proc/self/task");
   struct dirent *e;
   while (d && (e = readdir(d)) != NULL) {
     if (e->d_name[0] == '.')
       continue;
-    snprintf(path, sizeof(path), "/proc/%d/task/%s/comm", (int)getpid(), e->d_name);
+    snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
     FILE *f = fopen(path, "r");
     int io = f && fgets(comm, sizeof(comm), f) && strcmp(comm, "ftmw-io\n") == 0;
     if (f)
       fclose(f);
-    snprintf(path, sizeof(path), "/proc/%d/task/%s/status", (int)getpid(), e->d_name);
+    snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
     f = io ? fopen(path, "r") : NULL;
     while (f && fgets(line, sizeof(line), f))
       if (strncmp(line, "voluntary_ctxt_switches:", 24) == 0)
