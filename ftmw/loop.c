@@ -54,6 +54,7 @@ static struct {
   uint64_t wakes;    /* changes a waiter may be waiting for */
   uint64_t left_at;  /* when the last call left (uv_hrtime) */
   uint64_t due;      /* a waiting I/O thread's pass is due then (0: none) */
+  uint64_t batch_due; /* lp.due, when a lazy frame found it soon enough */
   uint64_t io_until; /* the waiting I/O thread wakes by then */
 } lp;
 
@@ -228,9 +229,15 @@ void ftmw_loop_flush_soon_locked(void) {
     ftmw_loop_flush_locked();
     return;
   }
+  /* A pass due by an earlier frame's time plus BATCH_NS takes this one
+   * in time too, and costs no clock read (lp.due only comes earlier, or
+   * goes back to 0 once the pass is made). */
+  if (lp.due != 0 && lp.due == lp.batch_due)
+    return;
   uint64_t by = uv_hrtime() + BATCH_NS;
   if (lp.due == 0 || lp.due > by)
     io_due_locked(by);
+  lp.batch_due = lp.due;
 }
 
 /* Whether something changed since *seen (lp.wakes). */
