@@ -17,11 +17,18 @@ want=$(grep '^checksum' "$tmp/ref")
 echo "== reference: $want"
 [ "$fault" = none ] || export FT_FAULT="$fault"
 export FT_TRACE="$tmp/trace"
+. "$(dirname "$0")/spawn_hangs.sh"
 echo "== $(basename "$prog") $args $faults (FT_FAULT=$fault; $opts)"
-# shellcheck disable=SC2086
-"$ftmwrun" $opts "$prog" $args $faults --every-master > "$tmp/out" 2> "$tmp/err"
-rc=$?
-grep -v PMIX "$tmp/err"
+for attempt in 1 2 3; do
+  rm -f "$tmp/trace"
+  # shellcheck disable=SC2086
+  "$ftmwrun" $opts "$prog" $args $faults --every-master > "$tmp/out" 2> "$tmp/err"
+  rc=$?
+  grep -v PMIX "$tmp/err"
+  spawn_wedged "$tmp/trace" && [ $attempt -lt 3 ] &&
+    { echo "== Open MPI's spawn hung and left a worker unrestored (docs/known-problems.md): again"; continue; }
+  break
+done
 cat "$tmp/out"
 [ "$rc" -eq 0 ] || { echo "FAIL: exit status $rc"; exit 1; }
 got=$(grep '^checksum' "$tmp/out" | sort -u)
@@ -35,7 +42,6 @@ if [ "$same" = SAME ]; then
 else
   [ "$got" != "$want" ] || { echo "FAIL: $got, the fault-free checksum, want another"; exit 1; }
 fi
-. "$(dirname "$0")/spawn_hangs.sh"
 spawn_hangs "$tmp/trace"
 [ "$hangs" -gt 0 ] && [ -n "${EXPECT:-}" ] && EXPECT=$(widen "$EXPECT")
 if [ -n "${EXPECT:-}" ]; then

@@ -10,6 +10,13 @@
 #     spawn.stall fault caused, and says so when there are any;
 #   widen REGEX: REGEX with each "failures N" and "restores N" matching
 #     N..N+$hangs.
+#   spawn_wedged TRACE: true when such a hang left a worker unrestored.
+#     Once one spawn hung, mpirun can hang every later one (seen beside
+#     CPU hogs: 3 of 3, then 5 of 5, with two workers killed together), so
+#     a worker's FTMW_SPAWN_ATTEMPTS all hang and it is given up
+#     (restore_failed): a farm goes on without it, a program under the MPI
+#     layer stops saying so. That is Open MPI's failure, not the one under
+#     test: the test runs the job again, saying why.
 spawn_hangs() {
   hangs=$(( $(grep '"role":"master"' "$1" | grep -c '"event":"spawn_abandoned"') -
             $(grep '"event":"fault_injected"' "$1" | grep -c '"point":"spawn.stall"') ))
@@ -27,4 +34,8 @@ widen() {
       s = substr(s, RSTART + RLENGTH)
     }
     print out s }'
+}
+spawn_wedged() {
+  spawn_hangs "$1" > /dev/null
+  [ "$hangs" -gt 0 ] && grep '"role":"master"' "$1" | grep -q '"event":"restore_failed"'
 }
