@@ -312,7 +312,7 @@ static int spawn_peers(ftmw_peer **peers, const uint32_t *epochs,
     if (PMPI_Send(&s, sizeof(s), MPI_BYTE, i, FTMW_SETUP_TAG, c->inter) !=
         MPI_SUCCESS)
       rc = SPAWN_ERROR;
-    ftmw_trace("spawned", "\"%s\":%d,\"peer_epoch\":%u,\"host\":\"%s\",\"ms\":%.3f",
+    ftmw_trace("spawned", "\"%s\":%d,\"peer_epoch\":%u,\"on\":\"%s\",\"ms\":%.3f",
                ftmw_role_name(role), peers[i]->id, epochs[i],
                hosts[i] >= 0 ? job.hosts.v[hosts[i]].name : job.host, ms);
   }
