@@ -646,8 +646,15 @@ int ftmw_rep_follow_restore(ftmw_peer *p, uint64_t v, uint32_t *epoch) {
   if (code == FT_ERR_NOT_FAILED)
     return code;
   p->unreported = 0;
-  if (code != FT_SUCCESS)
+  if (code != FT_SUCCESS) {
+    /* The primary's ft_restore dropped what the failed incarnation had
+     * left queued before it tried, and so does every replica: kept here,
+     * it was delivered once this master took over, a result the primary
+     * had dropped (chaos seed 20261128, run 40). The primary's DOWN came
+     * before this decision, so nothing more arrives from it. */
+    ftmw_match_drop(p);
     return code;
+  }
   /* A spare's ACTIVATED, or a spawned worker's HELLO, is on its way: it
    * left before the primary heard from it. A spare that dies first is
    * seen; a spawned worker is given the launch deadline. */

@@ -118,7 +118,9 @@ uint64_t ftmw_rep_restore_value(int code, const struct ftmw_peer *p);
  * the new incarnation is adopted (a spare's ACTIVATED, a spawned worker's
  * HELLO), or its spare is gone or the launch deadline passed (then the
  * new incarnation counts as failed here). Returns the outcome code; on
- * FT_SUCCESS, *epoch is the incarnation the primary made. */
+ * FT_SUCCESS, *epoch is the incarnation the primary made. When the
+ * primary could not restore p, what p left queued is dropped here, as the
+ * primary dropped it. */
 int ftmw_rep_follow_restore(struct ftmw_peer *p, uint64_t v, uint32_t *epoch);
 
 /* ft_is_primary with replicas: 1 in the master that decides this call

@@ -1093,6 +1093,33 @@ Test(replica, new_primary_resends_last_decision_before_deciding) {
                    "the resend of #2 must precede decision #3; sent: %s", got);
 }
 
+/* A worker the primary could not restore (no host or spare left): its
+ * ft_restore dropped the results that worker had left queued, and the
+ * replica following that decision drops its copies of them too. It kept
+ * them once, and delivered them after it took over: the farm example
+ * counted four results twice (chaos seed 20261128, run 40: worker 3
+ * lost, then the primary stopped and replica 1 took over). */
+Test(replica, failed_restore_drops_what_the_worker_left) {
+  start(1);
+  ftmw_peer *p = &st.workers[2];
+  const event copy = {EV_COPY, .worker = 2, .tag = 1, .seq = 1,
+                      .text = "a result"};
+  data_arrives(&copy);
+  cr_assert_eq(queued(&p->inbox), 1);
+  ftmw_peer_failed_locked(p, 1, "closed"); /* and the primary's DOWN */
+  ftmw_decision d = {.kind = FTMW_DECIDE_RESTORE, .rank = 2, .number = 1,
+                     .value = ftmw_rep_restore_value(FT_ERR_NO_HOST, p)};
+  cr_assert_eq(ftmw_rep_queue_decision_locked(&d), 0);
+  uv_mutex_unlock(&st.lock);
+  cr_assert_eq(ft_restore(2), 0);
+  cr_assert_eq(ft_error(), FT_ERR_NO_HOST);
+  uv_mutex_lock(&st.lock);
+  cr_assert_eq(queued(&p->inbox), 0,
+               "the replica still holds %d message(s) of a worker the "
+               "primary gave up, which the primary dropped",
+               queued(&p->inbox));
+}
+
 /* docs/replicas.md, "The same failure at the same call": a replica that
  * suspects exchange n follows the VERDICT, which says whether the
  * primary's exchange n succeeded (a receive: its data as KEPT). Worker 1
