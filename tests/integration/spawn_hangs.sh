@@ -9,7 +9,7 @@
 #   spawn_hangs TRACE: sets $hangs, the spawns abandoned in TRACE that no
 #     spawn.stall fault caused, and says so when there are any;
 #   widen REGEX: REGEX with each "failures N" and "restores N" matching
-#     N..N+$hangs.
+#     N..N+$hangs (N a number, or a class of digits such as [23]).
 #   spawn_wedged TRACE: true when such a hang left a worker unrestored.
 #     Once one spawn hung, mpirun can hang every later one (seen beside
 #     CPU hogs: 3 of 3, then 5 of 5, with two workers killed together), so
@@ -27,9 +27,14 @@ spawn_hangs() {
 widen() {
   echo "$1" | awk -v h="$hangs" '{
     out = ""; s = $0
-    while (match(s, /(failures|restores),? [0-9]+/)) {
+    while (match(s, /(failures|restores),? ([0-9]+|\[[0-9]+\])/)) {
       m = substr(s, RSTART, RLENGTH); n = m; sub(/.* /, "", n)
-      alt = n; for (i = 1; i <= h; i++) alt = alt "|" (n + i)
+      d = n; gsub(/[][]/, "", d)
+      # the numbers it matched: n itself, or each digit of the class
+      k = n ~ /^\[/ ? split(d, v, "") : split(n, v, " ")
+      alt = ""
+      for (j = 1; j <= k; j++)
+        for (i = 0; i <= h; i++) alt = alt (alt == "" ? "" : "|") (v[j] + i)
       out = out substr(s, 1, RSTART - 1) substr(m, 1, length(m) - length(n)) "(" alt ")"
       s = substr(s, RSTART + RLENGTH)
     }
