@@ -329,7 +329,8 @@ FTMW_EXPORT int ft_waitany(int *rank);
  * next call that names it. Otherwise it blocks until the new worker has
  * connected. Returns 1 on success, 0 when no host or spare is left
  * (FT_ERR_NO_HOST) or on misuse. Undelivered messages of the failed
- * incarnation are discarded. */
+ * incarnation are discarded, also when no new worker can be started (at
+ * every master replica alike). */
 FTMW_EXPORT int ft_restore(int rank);
 
 /* Message logging (master only). The same as ft_send, ft_recv and
