@@ -55,4 +55,11 @@ int ftmw_isend_owned(const char *call, int dest, int tag, const void *head,
 int ftmw_recv_owned(int source, int tag, int64_t ms, ftmw_msg **m,
                     FT_Status *status, int *timed_out);
 
+/* How many times a peer of this process was declared failed (or
+ * fenced), ever; read without the library's lock, from any thread. A
+ * layer that asks ft_testany() only when this moved since the last time
+ * ft_testany() returned 0 (reading it before that call) misses no
+ * failure, and spares the lock and the scan of every worker otherwise. */
+unsigned long ftmw_failures(void);
+
 #endif

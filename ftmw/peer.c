@@ -2,6 +2,7 @@
 #include "ftmw_impl.h"
 #include "inbox.h"
 #include "loop.h"
+#include "owned.h"
 
 #include <stdio.h>
 
@@ -21,14 +22,15 @@ const char *ftmw_peer_name(const ftmw_peer *p, char *buf, size_t len) {
 static const char *const state_names[] = {
     "none", "joining", "alive", "suspected", "failed", "fenced", "finished"};
 
-/* Whether the lifecycle lets a peer go from state from to state to. A
- * failed or finished slot takes a new incarnation (restore, adoption); a
- * peer never comes back to life in the same incarnation. */
+/* Whether the lifecycle lets a peer go from state from to state to, in
+ * one incarnation: it joins once, and never comes back to life. A failed
+ * or finished slot lives again only as a new incarnation
+ * (ftmw_peer_begin_locked). */
 static int allowed(int from, int to) {
   switch (to) {
-  case FTMW_PEER_JOINING: return !ftmw_peer_state_live(from);
+  case FTMW_PEER_JOINING: return from == FTMW_PEER_NONE;
   case FTMW_PEER_ALIVE:
-    return from != FTMW_PEER_NONE && from != FTMW_PEER_ALIVE;
+    return from == FTMW_PEER_JOINING || from == FTMW_PEER_SUSPECTED;
   case FTMW_PEER_SUSPECTED: return from == FTMW_PEER_ALIVE;
   case FTMW_PEER_FAILED:
   case FTMW_PEER_FENCED:
@@ -38,26 +40,59 @@ static int allowed(int from, int to) {
   }
 }
 
-int ftmw_peer_set_locked(ftmw_peer *p, int to, const char *why) {
-  int from = p->state;
-  if (from == to)
-    return 0;
+/* Peers that became FAILED or FENCED, ever: written under st.lock, read
+ * without it (ftmw_failures). */
+static unsigned long failures;
+
+unsigned long ftmw_failures(void) {
+  return __atomic_load_n(&failures, __ATOMIC_ACQUIRE);
+}
+
+static void refused(const ftmw_peer *p, uint32_t epoch, int to,
+                    const char *why) {
   char name[32];
-  ftmw_peer_name(p, name, sizeof(name));
-  if (!allowed(from, to)) {
-    ftmw_trace("peer_state_refused",
-               "\"peer\":\"%s\",\"peer_epoch\":%u,\"from\":\"%s\",\"to\":\"%s\","
-               "\"why\":\"%s\"",
-               name, p->epoch, state_names[from], state_names[to],
-               why ? why : "");
-    return -1;
-  }
+  ftmw_trace("peer_state_refused",
+             "\"peer\":\"%s\",\"peer_epoch\":%u,\"to_epoch\":%u,\"from\":\"%s\","
+             "\"to\":\"%s\",\"why\":\"%s\"",
+             ftmw_peer_name(p, name, sizeof(name)), p->epoch, epoch,
+             state_names[p->state], state_names[to], why ? why : "");
+}
+
+/* p becomes incarnation epoch in state to: the one place either changes. */
+static void change(ftmw_peer *p, uint32_t epoch, int to, const char *why) {
+  int from = p->state;
+  char name[32];
+  p->epoch = epoch;
   p->state = to;
+  if (ftmw_peer_is_failed(p))
+    __atomic_add_fetch(&failures, 1, __ATOMIC_RELEASE);
   ftmw_trace("peer_state",
              "\"peer\":\"%s\",\"peer_epoch\":%u,\"from\":\"%s\",\"to\":\"%s\","
              "\"why\":\"%s\"",
-             name, p->epoch, state_names[from], state_names[to], why ? why : "");
+             ftmw_peer_name(p, name, sizeof(name)), epoch, state_names[from],
+             state_names[to], why ? why : "");
   ftmw_loop_wake_locked();
+}
+
+int ftmw_peer_set_locked(ftmw_peer *p, int to, const char *why) {
+  if (p->state == to)
+    return 0;
+  if (!allowed(p->state, to)) {
+    refused(p, p->epoch, to, why);
+    return -1;
+  }
+  change(p, p->epoch, to, why);
+  return 0;
+}
+
+int ftmw_peer_begin_locked(ftmw_peer *p, uint32_t epoch, int to,
+                           const char *why) {
+  if (epoch <= p->epoch ||
+      (to != FTMW_PEER_JOINING && to != FTMW_PEER_ALIVE)) {
+    refused(p, epoch, to, why);
+    return -1;
+  }
+  change(p, epoch, to, why);
   return 0;
 }
 

@@ -668,11 +668,9 @@ int ftmw_rep_follow_restore(ftmw_peer *p, uint64_t v, uint32_t *epoch) {
   }
   if (p->epoch < e) { /* it died before it reached this master */
     ftmw_match_drop(p);
-    p->epoch = e;
     /* the incarnation the primary made (an older one still live here was
      * replaced there: it is failed with it) */
-    if (!ftmw_peer_is_live(p))
-      ftmw_peer_set_locked(p, FTMW_PEER_JOINING, "restored by the primary");
+    ftmw_peer_begin_locked(p, e, FTMW_PEER_JOINING, "restored by the primary");
     ftmw_peer_failed_locked(p, 1, "died before it reached this master");
   }
   ftmw_trace("restore_followed", "\"peer\":%d,\"peer_epoch\":%u", p->id, e);

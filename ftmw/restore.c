@@ -69,8 +69,7 @@ static void last_process_locked(const ftmw_peer *p, ftmw_place *at,
  * from_spare (index + 1, or 0 for a spawn). */
 static void next_incarnation_locked(ftmw_peer *p, const char *why,
                                     int from_spare) {
-  p->epoch++;
-  ftmw_peer_set_locked(p, FTMW_PEER_JOINING, why);
+  ftmw_peer_begin_locked(p, p->epoch + 1, FTMW_PEER_JOINING, why);
   p->from_spare = from_spare;
 }
 

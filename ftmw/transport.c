@@ -72,8 +72,7 @@ static void adopt(ftmw_conn *c, ftmw_peer *w, uint32_t e, int from_spare,
     send_welcome(c);
   uv_mutex_lock(&st.lock);
   int dropped = ftmw_match_drop(w);
-  w->epoch = e;
-  ftmw_peer_set_locked(w, FTMW_PEER_ALIVE, "adopted");
+  ftmw_peer_begin_locked(w, e, FTMW_PEER_ALIVE, "adopted");
   w->fin = 0;
   w->from_spare = from_spare;
   ftmw_peer_place_locked(w, at);

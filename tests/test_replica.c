@@ -28,6 +28,7 @@
 #include "ftmw_impl.h"
 #include "calls.h"
 #include "inbox.h"
+#include "owned.h"
 #include "replica_state.h"
 
 #define st ftmw_st
@@ -1118,6 +1119,37 @@ Test(replica, failed_restore_drops_what_the_worker_left) {
                "the replica still holds %d message(s) of a worker the "
                "primary gave up, which the primary dropped",
                queued(&p->inbox));
+}
+
+/* The peer lifecycle (peer.h): a failed incarnation never lives again in
+ * the same incarnation, whatever asks; only a later one, begun by
+ * ftmw_peer_begin_locked, joins and lives. Every failure is counted for
+ * the MPI layer's lock-free look (ftmw_failures). */
+Test(replica, dead_incarnation_never_lives_again) {
+  start(1);
+  ftmw_peer *p = &st.workers[2];
+  unsigned long failures = ftmw_failures();
+  ftmw_peer_failed_locked(p, 1, "closed");
+  cr_assert_eq(ftmw_failures(), failures + 1);
+  cr_assert_eq(ftmw_peer_set_locked(p, FTMW_PEER_ALIVE, "test"), -1);
+  cr_assert_eq(ftmw_peer_set_locked(p, FTMW_PEER_JOINING, "test"), -1);
+  cr_assert_eq(ftmw_peer_set_locked(p, FTMW_PEER_SUSPECTED, "test"), -1);
+  cr_assert_eq(ftmw_peer_begin_locked(p, p->epoch, FTMW_PEER_JOINING, "test"),
+               -1, "the same incarnation begun again");
+  cr_assert_eq(ftmw_peer_begin_locked(p, p->epoch + 1, FTMW_PEER_SUSPECTED,
+                                      "test"), -1);
+  cr_assert_eq(p->state, FTMW_PEER_FAILED);
+  cr_assert_eq(p->epoch, 0);
+  cr_assert_eq(ftmw_peer_begin_locked(p, 1, FTMW_PEER_JOINING, "restored"), 0);
+  cr_assert_eq(p->epoch, 1);
+  cr_assert_eq(ftmw_peer_set_locked(p, FTMW_PEER_ALIVE, "joined"), 0);
+  cr_assert_eq(ftmw_peer_begin_locked(p, 1, FTMW_PEER_ALIVE, "adopted"), -1);
+  ftmw_peer_failed_locked(p, 1, "closed");
+  cr_assert_eq(ftmw_failures(), failures + 2);
+  /* a replica adopts the primary's next incarnation as it announces itself */
+  cr_assert_eq(ftmw_peer_begin_locked(p, 3, FTMW_PEER_ALIVE, "adopted"), 0);
+  cr_assert_eq(p->state, FTMW_PEER_ALIVE);
+  cr_assert_eq(p->epoch, 3);
 }
 
 /* docs/replicas.md, "The same failure at the same call": a replica that
