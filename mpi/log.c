@@ -34,15 +34,14 @@
 #include "owned.h"
 #include "wire.h"
 
-typedef struct lnode {
-  struct lnode *next;
+typedef struct lentry {
   lblob *b;
   int start; /* FT_MPI_REPLAY=unanswered: sent before the first answer */
-} lnode;
+} lentry;
 
 typedef struct wlog {
-  lnode *head, *tail;
-  size_t msgs, bytes;
+  lentry *v; /* the log, oldest first: msgs of cap */
+  size_t msgs, cap, bytes;
   /* Messages taken from the worker, all incarnations, and repeats still
    * to drop from its newest incarnation: all of them, or with
    * FT_MPI_REPLAY=unanswered the layer's (collectives, MPI_Finalize). */
@@ -110,14 +109,12 @@ int llog_init(int W) {
 }
 
 static void drop_all(wlog *l) {
-  for (lnode *n = l->head, *next; n; n = next) {
-    next = n->next;
-    lblob_unref(n->b);
-    free(n);
-  }
+  for (size_t i = 0; i < l->msgs; i++)
+    lblob_unref(l->v[i].b);
+  free(l->v);
   total -= l->bytes;
-  l->head = l->tail = NULL;
-  l->msgs = l->bytes = 0;
+  l->v = NULL;
+  l->msgs = l->cap = l->bytes = 0;
 }
 
 void llog_free(void) {
@@ -129,7 +126,7 @@ void llog_free(void) {
 
 void llog_append(int w, lblob *b) {
   wlog *l = &logs[w];
-  size_t cost = b->len + sizeof(lnode);
+  size_t cost = b->len + sizeof(lentry);
   if (l->cut)
     return;
   if (total + cost > limit) {
@@ -142,19 +139,16 @@ void llog_append(int w, lblob *b) {
     l->cut = 1;
     return;
   }
-  lnode *n = malloc(sizeof(*n));
-  if (n == NULL)
-    layer_stop(1, "the log", "out of memory for the log of worker %d", w);
+  if (l->msgs == l->cap) {
+    size_t cap = l->cap ? 2 * l->cap : 16;
+    lentry *v = realloc(l->v, cap * sizeof(*v));
+    if (v == NULL)
+      layer_stop(1, "the log", "out of memory for the log of worker %d", w);
+    l->v = v;
+    l->cap = cap;
+  }
   b->refs++;
-  n->b = b;
-  n->next = NULL;
-  n->start = 0;
-  if (l->tail)
-    l->tail->next = n;
-  else
-    l->head = n;
-  l->tail = n;
-  l->msgs++;
+  l->v[l->msgs++] = (lentry){b, 0};
   l->bytes += cost;
   total += cost;
 }
@@ -163,25 +157,21 @@ void llog_append(int w, lblob *b) {
  * it, what was sent since the start leaves the log, but the layer's
  * (collectives). */
 static void answered(wlog *l) {
-  lnode **at = &l->head;
-  l->tail = NULL;
-  while (*at) {
-    lnode *n = *at;
+  size_t kept = 0;
+  for (size_t i = 0; i < l->msgs; i++) {
+    lentry e = l->v[i];
     if (l->answers == 0)
-      n->start = 1;
-    if (n->start || n->b->tag >= LAYER_TAG_COLL) {
-      l->tail = n;
-      at = &n->next;
+      e.start = 1;
+    if (e.start || e.b->tag >= LAYER_TAG_COLL) {
+      l->v[kept++] = e;
       continue;
     }
-    *at = n->next;
-    size_t cost = n->b->len + sizeof(lnode);
-    l->msgs--;
+    size_t cost = e.b->len + sizeof(lentry);
     l->bytes -= cost;
     total -= cost;
-    lblob_unref(n->b);
-    free(n);
+    lblob_unref(e.b);
   }
+  l->msgs = kept;
   l->answers = 1;
 }
 
@@ -206,8 +196,8 @@ int llog_fresh(int w, int tag) {
 /* Sends w's whole log to its new incarnation. Returns 0 if it failed
  * meanwhile. */
 static int replay(int w) {
-  for (lnode *n = logs[w].head; n; n = n->next) {
-    if (!lblob_write("recovery", w, n->b)) {
+  for (size_t i = 0; i < logs[w].msgs; i++) {
+    if (!lblob_write("recovery", w, logs[w].v[i].b)) {
       if (ft_error() == FT_ERR_PEER_FAILED)
         return 0;
       layer_stop(1, "recovery", "replaying to worker %d: %s", w,

@@ -202,10 +202,15 @@ static int pull(int block) {
     /* Without replicas a failure is recovered before waiting, though
      * other workers' messages keep FTMW's receive busy. With replicas
      * only what FTMW reports, in every master alike, counts. */
-    int w;
-    if (block && !layer.replicas && (w = ft_testany()) > 0) {
-      lmatch_recover(w);
-      return 1;
+    static unsigned long heeded; /* ftmw_failures() when none was left */
+    if (block && !layer.replicas && ftmw_failures() != heeded) {
+      unsigned long seen = ftmw_failures();
+      int w = ft_testany();
+      if (w > 0) {
+        lmatch_recover(w);
+        return 1;
+      }
+      heeded = seen;
     }
     ok = ftmw_recv_owned(FT_ANY_SOURCE, FT_ANY_TAG, block ? -1 : 0, &m, &s,
                          &timed);

@@ -4,10 +4,13 @@
 # replica too); a call the layer does not provide stops the job at once,
 # naming the call, with status 3; a program built for the other MPI is
 # refused by ftmwrun (status 2) and, preloaded by hand, by the layer
-# itself before main (status 3), each naming both MPIs.
-# Usage: layer_stops.sh FTMWRUN MPI SUBCOMM-PROG ABORT-PROG "FTMWRUN-OPTIONS"
+# itself before main (status 3), each naming both MPIs. A worker whose
+# log was let go at FT_MPI_LOG_LIMIT stops the job when it dies (status
+# 4); a bad FT_MPI_LOG_LIMIT or FT_MPI_REPLAY stops it at MPI_Init
+# (status 2), naming the variable.
+# Usage: layer_stops.sh FTMWRUN MPI SUBCOMM-PROG ABORT-PROG "FTMWRUN-OPTIONS" CALLS-PROG
 set -u
-ftmwrun=$1 mpi=$2 subcomm=$3 abort=$4 opts=$5
+ftmwrun=$1 mpi=$2 subcomm=$3 abort=$4 opts=$5 calls=$6
 . "$(dirname "$0")/../integration/workdir.sh"
 [ "$(id -u)" -eq 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fail() { echo "FAIL: $*"; cat "$tmp/err" 2>/dev/null; exit 1; }
@@ -29,6 +32,22 @@ rc=$?
 grep -q 'ftmw-mpi: MPI_Comm_split: not supported' "$tmp/err" || fail "no line names MPI_Comm_split"
 grep -q 'of its half' "$tmp/out" && fail "the program went on past the refused call"
 echo "== MPI_Comm_split refused (status 3): $(grep -m1 'MPI_Comm_split' "$tmp/err")"
+
+# shellcheck disable=SC2086
+FT_MPI_LOG_LIMIT=0 FT_FAULT=recv.exit:30@3 "$ftmwrun" $opts --transparent "$calls" > "$tmp/out" 2> "$tmp/err"
+rc=$?
+[ "$rc" -eq 4 ] || fail "worker 3 killed, its log let go: status $rc, want 4"
+grep -q 'the log of worker 3 passes FT_MPI_LOG_LIMIT' "$tmp/err" || fail "no line says worker 3's log was let go"
+grep -q 'worker 3 failed, and its log was let go at FT_MPI_LOG_LIMIT' "$tmp/err" || fail "no line says why the job stopped"
+echo "== a dead worker whose log was let go (status 4): $(grep -m1 'its log was let go' "$tmp/err")"
+for v in FT_MPI_LOG_LIMIT=-5 FT_MPI_LOG_LIMIT=1k FT_MPI_REPLAY=some; do
+  # shellcheck disable=SC2086
+  env "$v" "$ftmwrun" $opts --transparent "$calls" > "$tmp/out" 2> "$tmp/err"
+  rc=$?
+  [ "$rc" -eq 2 ] || fail "$v: status $rc, want 2"
+  grep -q "ftmw-mpi: ${v%%=*}='${v#*=}': expected" "$tmp/err" || fail "$v: no line names it"
+done
+echo "== bad FT_MPI_LOG_LIMIT and FT_MPI_REPLAY refused (status 2): $(grep -m1 'expected' "$tmp/err")"
 
 case $mpi in openmpi) other=mpich;; *) other=openmpi;; esac
 command -v "mpicc.$other" > /dev/null 2>&1 || { echo "== mpicc.$other not installed: the mismatch is not tried"; exit 0; }
