@@ -3,6 +3,7 @@
 #include "abort.h"
 
 #include "ftmw_impl.h"
+#include "leave.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,17 +14,6 @@
 
 static int abort_code; /* the loop's owner: the status, once st.aborting */
 static uint64_t abort_until;
-
-void ftmw_write_exit_status(int status) {
-  const char *path = getenv("FTMW_STATUS_FILE");
-  if (!path || !*path || job.role != FTMW_ROLE_MASTER || job.id != st.primary)
-    return;
-  FILE *f = fopen(path, "w");
-  if (f) {
-    fprintf(f, "%d\n", status);
-    fclose(f);
-  }
-}
 
 /* Calls fn on every peer slot of this process: masters, workers, spares. */
 static void each_peer(void (*fn)(ftmw_peer *p, int *arg), int *arg) {
@@ -69,8 +59,8 @@ void ftmw_abort_poll(void) {
   if (waited > 0 && ftmw_now_ms() < abort_until)
     return;
   if (waited > 0)
-    ftmw_log("%s %d: %d process(es) did not close within %d ms; exiting",
-             ftmw_role_name(job.role), job.id, waited, FTMW_ABORT_WAIT_MS);
-  ftmw_write_exit_status(abort_code);
-  _exit(abort_code);
+    ftmw_leave(FTMW_LEAVE_JOB_ENDED, abort_code,
+               "the job is ended; %d process(es) did not close within %d ms",
+               waited, FTMW_ABORT_WAIT_MS);
+  ftmw_leave(FTMW_LEAVE_JOB_ENDED, abort_code, "the job is ended");
 }

@@ -15,11 +15,6 @@
 
 #define FTMW_ABORT_WAIT_MS 2000
 
-/* Records status as the job's exit status for ftmwrun (the file named by
- * FTMW_STATUS_FILE), if this process is the primary master: at its exit,
- * and when ft_abort ends the job. */
-void ftmw_write_exit_status(int status);
-
 /* The loop's owner: starts ending the job with status code (0..255),
  * told by peer from (NULL: this process's ft_abort). Once only: later
  * calls change nothing. */

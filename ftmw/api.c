@@ -5,6 +5,7 @@
 #include "isend.h"
 #include "term.h"
 #include "transport.h"
+#include "leave.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -323,12 +324,10 @@ void ft_abort(int code) {
   code &= 0xff;
   fflush(stdout);
   fflush(stderr);
-  if (!st.initialized) {
-    ftmw_log("ft_abort(%d) with no job (before ft_init or after "
-             "ft_finalize): this process exits",
-             code);
-    _exit(code);
-  }
+  if (!st.initialized)
+    ftmw_leave(FTMW_LEAVE_ABORT_NO_JOB, code,
+               "ft_abort(%d) with no job (before ft_init or after "
+               "ft_finalize): this process only", code);
   ftmw_log("%s %d called ft_abort(%d): ending the job",
            ftmw_role_name(job.role), job.id, code);
   ftmw_end_job(code);

@@ -1,6 +1,7 @@
 /* The error table (expanded from FT_ERRNO_MAP) and the per-thread result
  * of the last call. */
 #include "ftmw_impl.h"
+#include "leave.h"
 
 #include <stdlib.h>
 
@@ -16,11 +17,10 @@ int ftmw_fail(int code) {
   /* A program that went on after its ft_init failed would run with no
    * job, each call failing at once (one printed "Worker -1" in a loop,
    * 64 MB a minute): it is stopped at its first call instead. */
-  if (code == FT_ERR_NOT_INITIALIZED && init_failed) {
-    ftmw_log("an FTMW call after ft_init failed (ft_init returned -1, for "
-             "the reason above): this process exits");
-    exit(1);
-  }
+  if (code == FT_ERR_NOT_INITIALIZED && init_failed)
+    ftmw_leave(FTMW_LEAVE_INIT_FAILED, 1,
+               "an FTMW call after ft_init failed (ft_init returned -1, for "
+               "the reason above)");
   last_error = code;
   return 0;
 }

@@ -15,6 +15,7 @@
 
 #include "farm_wire.h"
 #include "ftmw_impl.h"
+#include "leave.h"
 #include "owned.h"
 #include "pool.h"
 #include "queue.h"
@@ -34,26 +35,34 @@ typedef struct blob {
   uint8_t data[];
 } blob;
 
-/* Out of memory in the master's farm state. Every master must hold the
- * same state, and this one cannot: it leaves the job (a replica's death;
- * the primary's: a failover; a master alone: the job ends). */
+/* Out of memory in the master's farm state, where the program cannot be
+ * told (a copy made again after a death, a checkpoint, a message): every
+ * master must hold the same state, and this one cannot, so it leaves the
+ * job (a replica's death; the primary's: a failover; a master alone: the
+ * job ends). ft_farm_submit returns FT_ERR_NOMEM instead where it can. */
 static void *must(void *p, const char *what) {
-  if (p == NULL) {
-    fprintf(stderr, "ftmw farm: out of memory (%s): this master leaves the "
-                    "job\n", what);
-    abort();
-  }
+  if (p == NULL)
+    ftmw_leave(FTMW_LEAVE_NO_MEMORY, 0,
+               "the farm: out of memory (%s): this master leaves the job",
+               what);
   return p;
 }
 
-/* A blob holding a copy of n bytes at b, one reference held. */
-static blob *blob_new(const void *b, size_t n, const char *what) {
-  blob *x = must(malloc(sizeof(*x) + n), what);
+/* A blob holding a copy of n bytes at b, one reference held; NULL when
+ * out of memory. */
+static blob *blob_try(const void *b, size_t n) {
+  blob *x = malloc(sizeof(*x) + n);
+  if (x == NULL)
+    return NULL;
   x->refs = 1;
   x->len = n;
   if (n)
     memcpy(x->data, b, n);
   return x;
+}
+
+static blob *blob_new(const void *b, size_t n, const char *what) {
+  return must(blob_try(b, n), what);
 }
 
 static void blob_unref(void *p) {
@@ -233,13 +242,18 @@ static int duplicated(const ft_farm *f, int64_t id) {
                                  (int64_t)((double)id * d));
 }
 
-static copy *new_copy(ft_farm *f, task *t, int backup) {
-  copy *c = must(ftmw_pool_get(&f->copy_pool), "a task copy");
+/* Copy c (from the pool) of task t. */
+static copy *init_copy(copy *c, task *t, int backup) {
   ftmw_q_init(&c->node);
   c->t = t;
   c->backup = backup;
   t->live++;
   return c;
+}
+
+static copy *new_copy(ft_farm *f, task *t, int backup) {
+  return init_copy(must(ftmw_pool_get(&f->copy_pool), "a task copy"), t,
+                   backup);
 }
 
 static void free_copy(ft_farm *f, copy *c) {
@@ -265,12 +279,31 @@ int64_t ft_farm_submit(ft_farm *f, const void *in, size_t n) {
     return ftmw_fail(FT_ERR_BUFFER), -1;
   if (n > (size_t)INT32_MAX - FARM_TASK_HDR)
     return ftmw_fail(FT_ERR_TOO_BIG), -1;
-  task *t = must(ftmw_pool_get(&f->task_pool), "a task");
-  t->in = blob_new(in, n, "a task's input"); /* its one copy here */
+  /* All it needs first: out of memory, nothing changed. A master alone
+   * tells its program; with replicas, every master must hold the same
+   * state, and one that cannot leaves (must). */
+  int wanted = duplicated(f, f->s.submitted) ? 2 : 1;
+  task *t = ftmw_pool_get(&f->task_pool);
+  blob *b = t ? blob_try(in, n) : NULL; /* its one copy here */
+  copy *c[2] = {NULL, NULL};
+  for (int i = 0; b && i < wanted; i++)
+    c[i] = ftmw_pool_get(&f->copy_pool);
+  if (b == NULL || c[wanted - 1] == NULL) {
+    for (int i = 0; i < 2; i++)
+      if (c[i])
+        ftmw_pool_put(&f->copy_pool, c[i]);
+    blob_unref(b);
+    if (t)
+      ftmw_pool_put(&f->task_pool, t);
+    if (ftmw_job.M > 0)
+      must(NULL, "a task");
+    return ftmw_fail(FT_ERR_NOMEM), -1;
+  }
+  t->in = b;
   t->id = f->s.submitted;
-  t->wanted = duplicated(f, t->id) ? 2 : 1;
+  t->wanted = wanted;
   for (int i = 0; i < t->wanted; i++)
-    enqueue(f, new_copy(f, t, 0), 0);
+    enqueue(f, init_copy(c[i], t, 0), 0);
   if (t->wanted == 2)
     f->s.duplicated++;
   ftmw_q_insert_tail(&f->tasks, &t->all);

@@ -9,6 +9,7 @@
 #include "farm_wire.h"
 #include "ftmw_impl.h"
 #include "owned.h"
+#include "leave.h"
 
 struct ft_farm_task {
   int64_t id;
@@ -114,9 +115,8 @@ static int parse_task(const uint8_t *b, size_t len, ft_farm_task *t) {
  * worker would, so that the master restores it and hands its copies out
  * again, instead of waiting for answers that would never come. */
 static void leave(const char *why, int tag, size_t n) {
-  fprintf(stderr, "ftmw farm: worker %d: %s (tag %d, %zu bytes): leaving "
-                  "the job\n", ftmw_job.id, why, tag, n);
-  _exit(70);
+  ftmw_leave(FTMW_LEAVE_FARM_BROKEN, 0,
+             "the farm: %s (tag %d, %zu bytes): leaving the job", why, tag, n);
 }
 
 /* Runs fn on t and sends its result. Returns 1, or 0 when the master is

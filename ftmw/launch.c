@@ -5,6 +5,7 @@
 #include "death.h"
 #include "partition.h"
 #include "spawn.h"
+#include "leave.h"
 
 #include <mpi.h>
 #include <limits.h>
@@ -416,7 +417,7 @@ static int spare_wait(void) {
   }
   ftmw_transport_stop();
   ftmw_launch_finalize(clean);
-  exit(0);
+  ftmw_leave(FTMW_LEAVE_SPARE_UNUSED, 0, NULL);
 }
 
 /* A process spawned by a master (FTMW_SPAWN_WAIT_ENV set) that has not
@@ -435,9 +436,9 @@ static void setup_watchdog(void *arg) {
   uv_mutex_lock(&watchdog.lock);
   if (!ftmw_spawn_wait_flag_locked(&watchdog.cond, &watchdog.lock,
                                    &watchdog.setup_received, deadline)) {
-    ftmw_log("spawned process %d: no set-up record from the master in %d ms; "
-             "exiting", (int)getpid(), watchdog.wait_ms);
-    _exit(1);
+    ftmw_leave(FTMW_LEAVE_ABANDONED, 0,
+               "spawned, and no set-up record from the master in %d ms",
+               watchdog.wait_ms);
   }
   uv_mutex_unlock(&watchdog.lock);
 }

@@ -1,6 +1,7 @@
 /* The partition rule (see partition.h). */
 #include "ftmw_impl.h"
 #include "partition.h"
+#include "leave.h"
 
 #include <string.h>
 #include <unistd.h>
@@ -78,20 +79,19 @@ void ftmw_partition_check(const ftmw_peer *lost, int declared) {
     return;
   char name[32];
   ftmw_peer_name(lost, name, sizeof(name));
-  if (!alone)
-    ftmw_log("master %d%s on %s: reaches %d of the %d masters, no majority "
-             "(%s silent): stepping down, for the masters that reach a "
-             "majority to go on", job.id, primary ? " (primary)" : "",
-             job.host, r.masters, job.M + 1, name);
-  else
-    ftmw_log("master %d%s on %s: cut off from every other host (%s silent, "
-             "and %d more processes elsewhere unreachable): stepping down, "
-             "for a master that can reach them to take over",
-             job.id, primary ? " (primary)" : "", job.host, name,
-             r.elsewhere - 1);
   ftmw_trace("stepped_down", "\"lost\":\"%s\",\"elsewhere\":%d,\"primary\":%d,"
              "\"masters\":%d", name, r.elsewhere, primary, r.masters);
-  _exit(FTMW_EXIT_CUT_OFF);
+  if (!alone)
+    ftmw_leave(FTMW_LEAVE_CUT_OFF, 0,
+               "%son %s, reaches %d of the %d masters, no majority (%s "
+               "silent): stepping down, for the masters that reach a "
+               "majority to go on", primary ? "(primary) " : "", job.host,
+               r.masters, job.M + 1, name);
+  ftmw_leave(FTMW_LEAVE_CUT_OFF, 0,
+             "%son %s, cut off from every other host (%s silent, and %d "
+             "more processes elsewhere unreachable): stepping down, for a "
+             "master that can reach them to take over",
+             primary ? "(primary) " : "", job.host, name, r.elsewhere - 1);
 }
 
 void ftmw_partition_warn_placement(void) {

@@ -8,8 +8,8 @@
  * else, but it knows when it has nobody left to work with.
  *
  * The rule, checked by a master of a job with replicas each time it is
- * about to declare a peer failed for its silence: it steps down (exits
- * with FTMW_EXIT_CUT_OFF, writing nothing more) when
+ * about to declare a peer failed for its silence: it steps down (leaves,
+ * FTMW_LEAVE_CUT_OFF: status 4, writing nothing more) when
  *   - it can reach no process on another host: every master, worker and
  *     spare there is failed, or has been silent for half the timeout
  *     (suspected), or is the one now found silent; and
@@ -41,10 +41,6 @@
 #define FTMW_PARTITION_H
 
 struct ftmw_peer;
-
-/* The exit status of a master that stepped down (an orphaned worker or
- * spare exits with 3). */
-#define FTMW_EXIT_CUT_OFF 4
 
 /* Called by the loop's owner when lost is about to be declared failed for
  * its silence (declared), or when a master goes quiet (silent for half the

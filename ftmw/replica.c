@@ -14,6 +14,7 @@
 #include "ftmw_impl.h"
 #include "inbox.h"
 #include "replica_state.h"
+#include "leave.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -93,11 +94,11 @@ static void send_master(int k, int type, int tag, unsigned flags, uint64_t seq,
 /* A replica whose program did not make the call the primary decided: it
  * can no longer follow, and leaves the job as if it had crashed. */
 static void diverged(int kind, int want) {
-  ftmw_log("master %d: the primary decided another call (kind %d; this call: "
-           "kind %d, or another worker): the program is not deterministic; "
-           "leaving the job", job.id, kind, want);
   ftmw_trace("diverged", "\"kind\":%d,\"call_kind\":%d", kind, want);
-  _exit(70);
+  ftmw_leave(FTMW_LEAVE_DIVERGED, 0,
+             "the primary decided another call (kind %d; this call: kind "
+             "%d, or another worker): the program is not deterministic; "
+             "leaving the job", kind, want);
 }
 
 /* --- the outcomes another replica may still ask about -------------------- */
@@ -139,10 +140,10 @@ static int keep_outcome(ftmw_rep_worker *w, int ok, ftmw_msg *m) {
     uint32_t cap = w->cap ? 2 * w->cap : 4;
     ftmw_rep_outcome *ring = malloc(cap * sizeof(*ring));
     if (ring == NULL) { /* it could not answer a replica that asks */
-      ftmw_log("master %d: out of memory keeping exchange %llu with worker "
-               "%d for the replicas; leaving the job", job.id,
-               (unsigned long long)n, (int)(w - rs.workers));
-      _exit(70);
+      ftmw_leave(FTMW_LEAVE_NO_MEMORY, 0,
+                 "out of memory keeping exchange %llu with worker %d for "
+                 "the replicas; leaving the job",
+                 (unsigned long long)n, (int)(w - rs.workers));
     }
     for (uint32_t i = 0; i < w->kept; i++)
       ring[i] = w->ring[(w->first + i) % w->cap];

@@ -3,6 +3,7 @@
 
 #include "abort.h"
 #include "ftmw_impl.h"
+#include "leave.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -28,13 +29,8 @@ int ftmw_term_requested(void) {
 
 /* Leaves now, for why: what the program printed goes out first. */
 static void leave(const char *why) {
-  ftmw_log("%s %d: %s; exiting (%d)", ftmw_role_name(job.role), job.id, why,
-           FTMW_EXIT_TERMINATED);
   ftmw_trace("term_exit", NULL);
-  ftmw_write_exit_status(FTMW_EXIT_TERMINATED);
-  fflush(stdout);
-  fflush(stderr);
-  _exit(FTMW_EXIT_TERMINATED);
+  ftmw_leave(FTMW_LEAVE_TERMINATED, 0, "%s", why);
 }
 
 static void on_signal(uv_signal_t *h, int signum) {

@@ -29,9 +29,9 @@
 #include <stdint.h>
 #include <uv.h>
 
-/* The status of a process that leaves because of SIGTERM: 128 + 15, what
- * the signal's default action gives. */
-#define FTMW_EXIT_TERMINATED 143
+/* A process that leaves because of SIGTERM exits with 143 (leave.h:
+ * FTMW_LEAVE_TERMINATED), 128 + 15, what the signal's default action
+ * gives. */
 
 /* Takes SIGTERM on loop from now on, unless grace_ms is 0. Returns 0, or
  * a libuv error (SIGTERM then keeps its default). */

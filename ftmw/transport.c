@@ -12,6 +12,7 @@
 #include "inbox.h"
 #include "localproc.h"
 #include "loop.h"
+#include "leave.h"
 
 #include <poll.h>
 #include <stdio.h>
@@ -214,10 +215,9 @@ static int on_adopt(ftmw_conn *c, ftmw_peer *sp, const ftmw_hdr *h) {
  * it had crashed (no exit handler: a master does not write the job's
  * exit status), whatever its application thread is doing. */
 static void fenced(const ftmw_peer *m) {
-  ftmw_log("%s %d (pid %d): declared failed by master %d; exiting",
-           ftmw_role_name(job.role), job.id, (int)getpid(), m->id);
   ftmw_trace("fenced", "\"by\":%d", m->id);
-  _exit(3);
+  ftmw_leave(FTMW_LEAVE_FENCED, 0, "declared failed by master %d (pid %d)",
+             m->id, (int)getpid());
 }
 
 /* A frame that only a primary sends, from a master that is not primary
@@ -506,9 +506,8 @@ static void on_tick(void *ctx, uint64_t now) {
   ftmw_term_poll(now);
   if (st.orphan_since && now > st.orphan_since &&
       now - st.orphan_since > (uint64_t)job.cfg.timeout_ms) {
-    ftmw_log("%s %d: every master is gone; exiting", ftmw_role_name(job.role), job.id);
     ftmw_trace("orphan_exit", NULL);
-    _exit(3);
+    ftmw_leave(FTMW_LEAVE_ORPHANED, 0, "every master is gone");
   }
 }
 

@@ -116,9 +116,10 @@ FTMW_EXPORT ft_farm *ft_farm_create(const ft_farm_options *o);
 
 /* Queues a task (its n bytes are copied). Returns its id, 0, 1, 2... in
  * submission order, or -1 with ft_error() set (FT_ERR_NULL_ARG,
- * FT_ERR_BUFFER, FT_ERR_TOO_BIG past 2 GiB). Out of memory in the farm's
- * state, a master leaves the job (abort): every master must hold the
- * same state. */
+ * FT_ERR_BUFFER, FT_ERR_TOO_BIG past 2 GiB, FT_ERR_NOMEM out of memory
+ * for the task: nothing was queued). With master replicas, out of memory
+ * here makes a master leave the job (exit status 70) instead: every
+ * master must hold the same state. */
 FTMW_EXPORT int64_t ft_farm_submit(ft_farm *f, const void *in, size_t n);
 
 /* Delivers the next result in completion order, waiting for one. Returns

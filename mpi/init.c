@@ -1,6 +1,7 @@
 /* The MPI layer's start and end, the calls about the job, and how the
  * layer reports errors and stops the job. */
 #include "layer.h"
+#include "leave.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -122,13 +123,13 @@ __attribute__((constructor)) static void refuse_foreign(void) {
             "openmpi"
 #endif
     );
-    _exit(LAYER_EXIT_UNSUPPORTED);
+    ftmw_leave(FTMW_LEAVE_REFUSED, 0, NULL);
   }
   if ((lib = loaded(fortran)) != NULL) {
     fprintf(stderr, "ftmw-mpi: Fortran programs (%s) are not supported by "
                     "FTMW's MPI layer: C programs only\n",
             lib);
-    _exit(LAYER_EXIT_UNSUPPORTED);
+    ftmw_leave(FTMW_LEAVE_REFUSED, 0, NULL);
   }
 }
 
@@ -236,7 +237,7 @@ static int start(int *argc, char ***argv, const char *call) {
   if (ft_init(argc, argv, &rank, &W) < 0) {
     fprintf(stderr, "ftmw-mpi: %s: FTMW could not start the job (the reason "
                     "is above): this process exits\n", call);
-    exit(1);
+    ftmw_leave(FTMW_LEAVE_INIT_FAILED, 1, NULL);
   }
   layer.rank = rank;
   layer.W = W;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <time.h>
@@ -944,6 +945,33 @@ static void farm_compared(void) {
   CHECK(ft_farm_destroy(f) == 1, "destroy the compared farm");
 }
 
+/* Out of memory for a task (its address space capped 256 MiB above what
+ * it uses, a task of 1 GiB): FT_ERR_NOMEM, nothing queued (the next id
+ * is still 0), and the farm goes on. Not under a sanitizer, whose
+ * allocator maps far more than that and fails otherwise. */
+static void farm_submit_no_memory(ft_farm *f) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  (void)f;
+#else
+  long pages = 0;
+  FILE *statm = fopen("/proc/self/statm", "r");
+  CHECK(statm && fscanf(statm, "%ld", &pages) == 1, "/proc/self/statm");
+  fclose(statm);
+  struct rlimit old, cap;
+  CHECK(getrlimit(RLIMIT_AS, &old) == 0, "getrlimit");
+  cap = old;
+  cap.rlim_cur = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + (256u << 20);
+  CHECK(setrlimit(RLIMIT_AS, &cap) == 0, "setrlimit");
+  static const char never_read = 0; /* the copy fails before reading it */
+  int64_t id = ft_farm_submit(f, &never_read, (size_t)1 << 30);
+  CHECK(setrlimit(RLIMIT_AS, &old) == 0, "setrlimit back"); /* not FTMW's */
+  expect_err((int)id, -1, FT_ERR_NOMEM, "submit 1 GiB, the address space capped");
+  ft_farm_stats s;
+  ft_farm_stats_get(f, &s);
+  CHECK(s.submitted == 0, "out of memory, %lld queued", (long long)s.submitted);
+#endif
+}
+
 static void farm_master(void) {
   ft_farm_options o;
   ft_farm_options_init(&o);
@@ -968,6 +996,7 @@ static void farm_master(void) {
   expect_err(ft_farm_next(f, NULL), -1, FT_ERR_NULL_ARG, "next into NULL");
   expect_err(ft_farm_next(f, &r), 0, FT_SUCCESS, "next with nothing submitted");
   expect_err((int)ft_farm_submit(f, NULL, 3), -1, FT_ERR_BUFFER, "submit NULL, 3");
+  farm_submit_no_memory(f);
   expect_err((int)ft_farm_run(f, NULL, NULL), -1, FT_ERR_NULL_ARG, "run without fn");
   farm_check c = {.f = f};
   for (int64_t id = 0; id < FARM_SIZES; id++) {
