@@ -5,6 +5,8 @@
 #include "ftmw_impl.h"
 #include "leave.h"
 
+#include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -13,8 +15,16 @@
 #define job ftmw_job
 
 static struct {
-  uv_signal_t handle;
+  /* SIGTERM's handler is this file's own (sigaction), not a libuv signal
+   * handle, whose closing gives the signal back its default action before
+   * ft_finalize can ignore it: a late copy of the SIGTERM (the shim
+   * passes it on, the launcher sends it too) that came in between killed
+   * a master on its way out, before it recorded its status (ftmwrun then
+   * said 130). The handler passes the signal to the loop through async. */
+  uv_async_t async;
   int started;
+  int open;      /* atomic: the handler may send to async */
+  int inflight;  /* atomic: handlers sending to it now */
   int requested; /* atomic: read by the application thread */
   uint64_t grace_ms, leave_at;
   /* A worker: */
@@ -33,9 +43,19 @@ static void leave(const char *why) {
   ftmw_leave(FTMW_LEAVE_TERMINATED, 0, "%s", why);
 }
 
-static void on_signal(uv_signal_t *h, int signum) {
-  (void)h;
+/* Any thread, async-signal-safe (uv_async_send is). */
+static void on_sigterm(int signum) {
   (void)signum;
+  int saved = errno;
+  __atomic_add_fetch(&term.inflight, 1, __ATOMIC_ACQ_REL);
+  if (__atomic_load_n(&term.open, __ATOMIC_ACQUIRE))
+    uv_async_send(&term.async);
+  __atomic_sub_fetch(&term.inflight, 1, __ATOMIC_ACQ_REL);
+  errno = saved;
+}
+
+static void on_signal(uv_async_t *h) {
+  (void)h;
   if (ftmw_term_requested())
     return; /* a second one (the shim passes it on, Slurm sends it too) */
   term.leave_at = ftmw_now_ms() + term.grace_ms;
@@ -50,11 +70,16 @@ int ftmw_term_start(uv_loop_t *loop, int grace_ms) {
   if (grace_ms <= 0)
     return 0;
   term.grace_ms = (uint64_t)grace_ms;
-  int rc = uv_signal_init(loop, &term.handle);
+  int rc = uv_async_init(loop, &term.async, on_signal);
   if (rc == 0) {
-    rc = uv_signal_start(&term.handle, on_signal, SIGTERM);
-    if (rc != 0)
-      uv_close((uv_handle_t *)&term.handle, NULL);
+    __atomic_store_n(&term.open, 1, __ATOMIC_RELEASE);
+    struct sigaction sa = {.sa_handler = on_sigterm, .sa_flags = SA_RESTART};
+    sigfillset(&sa.sa_mask);
+    if (sigaction(SIGTERM, &sa, NULL) != 0) {
+      rc = uv_translate_sys_error(errno);
+      __atomic_store_n(&term.open, 0, __ATOMIC_RELEASE);
+      uv_close((uv_handle_t *)&term.async, NULL);
+    }
   }
   if (rc != 0) {
     ftmw_log("cannot take SIGTERM (%s): it ends this process at once",
@@ -66,13 +91,20 @@ int ftmw_term_start(uv_loop_t *loop, int grace_ms) {
 }
 
 void ftmw_term_close(void) {
-  if (term.started)
-    uv_close((uv_handle_t *)&term.handle, NULL); /* SIGTERM: its default */
-  /* A process told to stop ignores a SIGTERM after ft_finalize: the copy
-   * ftmw-shim passes on, or Slurm's, may come late and would kill it
-   * before it exits with its status (the primary records it then). */
-  if (term.started && ftmw_term_requested())
-    signal(SIGTERM, SIG_IGN);
+  if (!term.started)
+    return;
+  /* SIGTERM gets its default action back, in one step, or, in a process
+   * told to stop, is ignored from now on: the copy ftmw-shim passes on,
+   * or Slurm's, may come late and would kill it before it exits with its
+   * status (the primary records it then). */
+  struct sigaction sa = {.sa_handler =
+                             ftmw_term_requested() ? SIG_IGN : SIG_DFL};
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTERM, &sa, NULL);
+  __atomic_store_n(&term.open, 0, __ATOMIC_RELEASE);
+  while (__atomic_load_n(&term.inflight, __ATOMIC_ACQUIRE) > 0)
+    sched_yield(); /* a handler that began before: done with async */
+  uv_close((uv_handle_t *)&term.async, NULL);
   term.started = 0;
 }
 

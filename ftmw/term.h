@@ -1,8 +1,8 @@
 /* SIGTERM: a batch system's time limit (Slurm sends it to every process
  * of the job, then SIGKILL KillWait seconds later, 30 s by default),
  * scancel, a kill. From ft_init's start of the transport to ft_finalize,
- * every process takes it on its loop (a libuv signal handle) and does not
- * die of it:
+ * every process takes it on its loop (its handler hands it to the loop)
+ * and does not die of it:
  *  - a master's receive that would wait reports FT_ERR_TERMINATED from
  *    then on (recv.c), so that its program writes what it has and calls
  *    ft_finalize (with replicas, the primary's receive from several
@@ -17,8 +17,8 @@
  *    primary's BYE says MPI_Finalize is not safe) and leaves at the BYE.
  * A process still running FT_TERM_GRACE_MS after its SIGTERM leaves (the
  * primary records 143 for ftmwrun first). With FT_TERM_GRACE_MS=0 the
- * signal keeps its default action: the process ends at once; closing the
- * handle at ft_finalize gives it back its default action too, unless one
+ * signal keeps its default action: the process ends at once; ft_finalize
+ * gives it back its default action too, in one step, unless one
  * came (then a late copy is ignored: the process is ending).
  *
  * The loop's owner runs everything here, but ftmw_term_requested (any
@@ -37,8 +37,9 @@
  * a libuv error (SIGTERM then keeps its default). */
 int ftmw_term_start(uv_loop_t *loop, int grace_ms);
 
-/* Closes the signal handle, in the loop's last pass (ft_finalize): SIGTERM
- * has its default action again, or is ignored if one came already. */
+/* In the loop's last pass (ft_finalize): SIGTERM has its default action
+ * again, or is ignored if one came already, with no moment in between
+ * where a late copy could kill the process. */
 void ftmw_term_close(void);
 
 /* 1 once this process has had SIGTERM. */
