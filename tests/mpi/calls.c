@@ -246,9 +246,15 @@ static void odd_data(void) {
     MPI_Recv(v, 5, MPI_INT, 0, 40, MPI_COMM_WORLD, &s);
     MPI_Get_count(&s, MPI_INT, &n);
     CHECK(n == 5);
+    MPI_Get_count(&s, MPI_DOUBLE, &n); /* 20 bytes: no whole number */
+    CHECK(n == MPI_UNDEFINED);
+    MPI_Get_count(&s, MPI_SHORT, &n);
+    CHECK(n == 10);
     MPI_Recv(d, 2, triple, 0, 41, MPI_COMM_WORLD, &s);
     MPI_Get_count(&s, MPI_DOUBLE, &n);
     CHECK(n == 6 && d[5] == 6.5);
+    MPI_Get_count(&s, triple, &n);
+    CHECK(n == 2);
     int spread[10];
     for (int i = 0; i < 10; i++)
       spread[i] = -1;
