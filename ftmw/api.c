@@ -2,6 +2,9 @@
  * (recv.c): start and end, failure queries and restore. Application
  * thread only. */
 #include "calls.h"
+#include "launch.h"
+#include "match.h"
+#include "replica.h"
 #include "isend.h"
 #include "term.h"
 #include "transport.h"

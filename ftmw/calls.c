@@ -1,5 +1,7 @@
 /* What the API calls share (see calls.h). Application thread only. */
 #include "calls.h"
+#include "transport.h"
+#include "replica.h"
 
 #include <stdio.h>
 #include <stdlib.h>

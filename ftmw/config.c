@@ -1,5 +1,6 @@
 /* Environment parsing (see config.h). */
-#include "ftmw_impl.h"
+#include "config.h"
+#include "fault.h"
 
 #include <ctype.h>
 #include <stdio.h>

@@ -3,6 +3,7 @@
 #ifndef FTMW_CONFIG_H
 #define FTMW_CONFIG_H
 
+#include "fault.h" /* FTMW_FAULT_MAX */
 #include "parse.h"
 
 #include <stddef.h>
@@ -12,7 +13,6 @@
 #define FTMW_MAX_MASTERS 8
 #define FTMW_MAX_SPARES 4096
 #define FTMW_PATH_MAX 512
-#define FTMW_FAULT_MAX 256
 
 #define FTMW_DEFAULT_HEARTBEAT_MS 250
 #define FTMW_DEFAULT_TIMEOUT_MS 3000

@@ -1,6 +1,7 @@
 /* Death notices (see death.h). */
 
 #include "ftmw_impl.h"
+#include "peer.h"
 #include "death.h"
 
 #include <limits.h>

@@ -16,6 +16,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The longest FT_FAULT, a NUL included. */
+#define FTMW_FAULT_MAX 256
+
 #define FTMW_FAULT_POINTS(XX)                                                  \
   XX(RECV_ENTER, "recv.enter")     /* ft_recv called, nothing received */      \
   XX(RECV_ACK, "recv.ack")         /* DATA queued, before its ACK */           \

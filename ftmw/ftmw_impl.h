@@ -27,10 +27,10 @@
 #include "queue.h"
 #include "trace.h"
 #include "wire.h"
-#include "peer.h"
-#include "transport.h"
 
 #define FTMW_HIDDEN __attribute__((visibility("hidden")))
+
+typedef struct ftmw_peer ftmw_peer; /* peer.h */
 
 struct ftmw_state {
   int initialized;
@@ -110,13 +110,5 @@ FTMW_HIDDEN struct ftmw_mslog_call *ftmw_ms_record_send(const void *buf,
                                                         int dest, int tag);
 FTMW_HIDDEN void ftmw_ms_record_outcome(struct ftmw_mslog_call *c, int dest,
                                         int error);
-
-/* Identity on the wire of this process and of a peer. */
-FTMW_HIDDEN uint32_t ftmw_self_pid(void);
-FTMW_HIDDEN const char *ftmw_role_name(int role);
-
-#include "launch.h"
-#include "match.h"
-#include "replica.h"
 
 #endif

@@ -1,5 +1,6 @@
 /* Hostfile parsing and host choice (see hosts.h). */
-#include "ftmw_impl.h"
+#include "hosts.h"
+#include "parse.h"
 
 #include <ctype.h>
 #include <errno.h>

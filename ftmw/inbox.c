@@ -1,5 +1,6 @@
 /* Inbound data (see inbox.h). The loop's owner only. */
 #include "ftmw_impl.h"
+#include "match.h"
 #include "inbox.h"
 #include "loop.h"
 

@@ -8,6 +8,8 @@
  * destination frees the settled ones at the queue's head). ACKs come in
  * order, so the settled requests are always the oldest. */
 #include "calls.h"
+#include "transport.h"
+#include "replica.h"
 #include "isend.h"
 
 #include <stdlib.h>

@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "hosts.h"
+#include "identity.h" /* ftmw_self_pid, ftmw_role_name */
 #include "wire.h" /* FTMW_SECRET_SIZE, FTMW_HOST_MAX */
 
 enum ftmw_mode { FTMW_MODE_SPAWN = 1, FTMW_MODE_STATIC };

@@ -1,6 +1,10 @@
 /* Launch over MPI: start-up and shut-down (see launch.h). */
 
+#include "launch.h"
+
 #include "ftmw_impl.h"
+#include "transport.h"
+#include "replica.h"
 #include "abort.h"
 #include "death.h"
 #include "partition.h"

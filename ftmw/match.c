@@ -1,5 +1,6 @@
 /* Matching of inbound messages (see match.h). */
 #include "ftmw_impl.h"
+#include "match.h"
 
 #include <stdlib.h>
 

@@ -8,6 +8,7 @@
  * cycle. The record is allocated before the operation, so that a message
  * that went out is never left unlogged for want of memory. */
 #include "calls.h"
+#include "peer.h"
 
 #define st ftmw_st
 #define job ftmw_job

@@ -1,5 +1,6 @@
 /* The partition rule (see partition.h). */
 #include "ftmw_impl.h"
+#include "peer.h"
 #include "partition.h"
 #include "leave.h"
 

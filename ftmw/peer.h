@@ -99,23 +99,15 @@ int ftmw_peer_begin_locked(ftmw_peer *p, uint32_t epoch, int to,
                            const char *why);
 
 /* The one way a peer becomes FAILED (st.lock held), whether its
- * connection broke or went silent (ftmw_peer_down, which also
+ * connection broke or went silent (ftmw_peer_down, down.h, which also
  * closes and fences it) or it never connected (launch, restore). A live
  * or launching peer's failure is traced with why and timed; report says
  * that the application must hear of it (a call that names p reports it).
  * Returns 1 if p was live or launching. */
 int ftmw_peer_failed_locked(ftmw_peer *p, int report, const char *why);
-
-/* Declares p failed (or finished, when done), fences it and wakes every
- * call waiting on it; the one way a connected peer goes (the loop's
- * owner, st.lock not held). A primary's death makes the next live master
- * primary (failover, SPEC section 6); a master that finds itself primary
- * takes over at its next wait (ftmw_rep_serve). A master writes FENCE on
- * a live peer's connection while it still works, then closes it: a
- * process declared failed while alive (stopped, starved, cut off past
- * FT_TIMEOUT_MS) exits as soon as it reads it, instead of acting on a
- * view of the job that nobody shares any more. */
-void ftmw_peer_down(ftmw_peer *p, int done, const char *why);
+/* The same, FENCED: declared failed while connected, and told so
+ * (down.h); reported. */
+int ftmw_peer_fenced_locked(ftmw_peer *p, const char *why);
 
 /* This process is a master with replicas that is not the primary, now
  * (st.lock held). */

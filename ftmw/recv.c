@@ -3,6 +3,8 @@
  * replicas, each receive is one exchange of the lock-step (replica.h).
  * Application thread only. */
 #include "calls.h"
+#include "match.h"
+#include "replica.h"
 #include "owned.h"
 #include "term.h"
 

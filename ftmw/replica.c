@@ -12,6 +12,10 @@
  * owner); and the calls that only replicas make (ft_send's wait for
  * ACKED, ft_restore's follow, ft_is_primary). */
 #include "ftmw_impl.h"
+#include "down.h"
+#include "transport.h"
+#include "match.h"
+#include "replica.h"
 #include "inbox.h"
 #include "replica_state.h"
 #include "leave.h"

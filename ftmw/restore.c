@@ -3,6 +3,8 @@
  * idle spare (static mode). */
 
 #include "ftmw_impl.h"
+#include "launch.h"
+#include "transport.h"
 #include "death.h"
 #include "localproc.h"
 #include "spawn.h"

@@ -10,6 +10,8 @@
  * the DATA frame into the transport and the wait for its ACK.
  * Application thread only. */
 #include "calls.h"
+#include "transport.h"
+#include "replica.h"
 #include "isend.h"
 #include "owned.h"
 

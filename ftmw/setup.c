@@ -1,5 +1,8 @@
-/* The set-up record MPI carries to each new process (see launch.h). */
+/* The set-up record MPI carries to each new process (setup.h). */
+#include "setup.h"
+
 #include "ftmw_impl.h"
+#include "transport.h" /* ftmw_transport_self */
 
 #include <stdio.h>
 #include <string.h>

@@ -1,6 +1,7 @@
 /* Spawning over MPI (see spawn.h). */
 
 #include "ftmw_impl.h"
+#include "peer.h"
 #include "spawn.h"
 #include "death.h"
 

@@ -12,6 +12,7 @@
 #include <uv.h>
 
 #include "ftmw_impl.h"
+#include "setup.h" /* ftmw_addr */
 
 /* Told to each spawned process in its environment: the ms it may wait for
  * its set-up record before it exits (launch.c, setup_watchdog), and, set,

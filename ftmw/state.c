@@ -14,6 +14,14 @@ uint32_t ftmw_self_pid(void) {
   }
 }
 
+void ftmw_identity_get(ftmw_identity *out) {
+  out->role = ftmw_role_name(job.role);
+  out->rank = job.role == FTMW_ROLE_WORKER ? job.id : 0;
+  out->id = job.id;
+  out->epoch = job.epoch;
+  out->host = job.host;
+}
+
 const char *ftmw_role_name(int role) {
   switch (role) {
   case FTMW_ROLE_MASTER: return "master";

@@ -1,11 +1,13 @@
 /* Trace events and stderr lines (see trace.h). */
-#include "ftmw_impl.h"
+#include "trace.h"
+#include "identity.h"
 
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <sys/time.h>
 #include <unistd.h>
+#include <uv.h>
 
 static int trace_fd = -1;
 static int trace_tried; /* opened once: a failure is logged once */
@@ -33,15 +35,14 @@ void ftmw_trace(const char *event, const char *fields, ...) {
   char line[1024];
   struct timeval tv;
   gettimeofday(&tv, NULL);
-  const struct ftmw_job *s = &ftmw_job;
+  ftmw_identity s;
+  ftmw_identity_get(&s);
   int n = snprintf(line, sizeof(line),
                    "{\"wall\":%ld.%06ld,\"mono\":%.6f,\"role\":\"%s\","
                    "\"rank\":%d,\"id\":%d,\"epoch\":%u,\"host\":\"%s\",\"pid\":%d,"
                    "\"event\":\"%s\"",
-                   (long)tv.tv_sec, (long)tv.tv_usec, uv_hrtime() / 1e9,
-                   ftmw_role_name(s->role),
-                   s->role == FTMW_ROLE_WORKER ? s->id : 0, s->id, s->epoch, s->host,
-                   (int)getpid(), event);
+                   (long)tv.tv_sec, (long)tv.tv_usec, uv_hrtime() / 1e9, s.role,
+                   s.rank, s.id, s.epoch, s.host, (int)getpid(), event);
   if (fields != NULL && n > 0 && (size_t)n < sizeof(line) - 3) {
     va_list ap;
     va_start(ap, fields);

@@ -6,6 +6,9 @@
  * runs. Everything here runs on the thread that owns the loop, except
  * ftmw_transport_start/submit/stop and the waits. */
 #include "ftmw_impl.h"
+#include "down.h"
+#include "transport.h"
+#include "match.h"
 #include "abort.h"
 #include "partition.h"
 #include "term.h"

@@ -1,5 +1,5 @@
 /* Frame codec and stream reassembly (see wire.h). */
-#include "ftmw_impl.h"
+#include "wire.h"
 
 #include <string.h>
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ftmw_impl.h"
+#include "match.h"
 
 static ftmw_peer peers[4];
 static ftmw_qnode arrivals;

@@ -26,6 +26,8 @@
 #include <string.h>
 
 #include "ftmw_impl.h"
+#include "match.h"
+#include "replica.h"
 #include "calls.h"
 #include "inbox.h"
 #include "owned.h"

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "ftmw_farm.h"
+#include "transport.h"
 #include "ftmw_impl.h" /* rogue mode reads the master's listening address */
 
 #include "check.h"
