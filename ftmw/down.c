@@ -20,7 +20,7 @@ static void tell_down(const ftmw_peer *p, uint32_t epoch) {
   }
 }
 
-/* See peer.h. The FENCE goes out before the close, on the same stream. */
+/* See down.h. The FENCE goes out before the close, on the same stream. */
 void ftmw_peer_down(ftmw_peer *p, int done, const char *why) {
   ftmw_conn *c = p->conn;
   char name[32];
@@ -35,9 +35,10 @@ void ftmw_peer_down(ftmw_peer *p, int done, const char *why) {
   if (live) {
     if (done)
       ftmw_peer_set_locked(p, FTMW_PEER_FINISHED, why);
+    else if (fence)
+      ftmw_peer_fenced_locked(p, why);
     else
-      fence ? ftmw_peer_fenced_locked(p, why)
-            : ftmw_peer_failed_locked(p, 1, why);
+      ftmw_peer_failed_locked(p, 1, why);
     int next = !done && p->kind == FTMW_ROLE_MASTER && p->id == st.primary
                    ? ftmw_first_live_master_locked()
                    : -1;

@@ -286,9 +286,10 @@ int64_t ft_farm_submit(ft_farm *f, const void *in, size_t n) {
   task *t = ftmw_pool_get(&f->task_pool);
   blob *b = t ? blob_try(in, n) : NULL; /* its one copy here */
   copy *c[2] = {NULL, NULL};
-  for (int i = 0; b && i < wanted; i++)
-    c[i] = ftmw_pool_get(&f->copy_pool);
-  if (b == NULL || c[wanted - 1] == NULL) {
+  int got = b != NULL;
+  for (int i = 0; got && i < wanted; i++)
+    got = (c[i] = ftmw_pool_get(&f->copy_pool)) != NULL;
+  if (!got) {
     for (int i = 0; i < 2; i++)
       if (c[i])
         ftmw_pool_put(&f->copy_pool, c[i]);

@@ -47,10 +47,12 @@ static void leave(const char *why) {
 static void on_sigterm(int signum) {
   (void)signum;
   int saved = errno;
-  __atomic_add_fetch(&term.inflight, 1, __ATOMIC_ACQ_REL);
-  if (__atomic_load_n(&term.open, __ATOMIC_ACQUIRE))
+  /* Sequentially consistent, with ftmw_term_close's two: either it sees
+   * this handler in flight, or this handler sees it closed. */
+  __atomic_add_fetch(&term.inflight, 1, __ATOMIC_SEQ_CST);
+  if (__atomic_load_n(&term.open, __ATOMIC_SEQ_CST))
     uv_async_send(&term.async);
-  __atomic_sub_fetch(&term.inflight, 1, __ATOMIC_ACQ_REL);
+  __atomic_sub_fetch(&term.inflight, 1, __ATOMIC_RELEASE);
   errno = saved;
 }
 
@@ -101,8 +103,8 @@ void ftmw_term_close(void) {
                              ftmw_term_requested() ? SIG_IGN : SIG_DFL};
   sigemptyset(&sa.sa_mask);
   sigaction(SIGTERM, &sa, NULL);
-  __atomic_store_n(&term.open, 0, __ATOMIC_RELEASE);
-  while (__atomic_load_n(&term.inflight, __ATOMIC_ACQUIRE) > 0)
+  __atomic_store_n(&term.open, 0, __ATOMIC_SEQ_CST);
+  while (__atomic_load_n(&term.inflight, __ATOMIC_SEQ_CST) > 0)
     sched_yield(); /* a handler that began before: done with async */
   uv_close((uv_handle_t *)&term.async, NULL);
   term.started = 0;

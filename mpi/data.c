@@ -156,14 +156,18 @@ static int direct_ok(void) {
   return ok;
 }
 
-/* The count status_direct wrote. */
-static size_t status_len(const MPI_Status *s) {
+/* The count status_direct wrote into *len; 0 if s holds one it cannot
+ * have written (MPICH: over 2^31 - 1, set by the program itself). */
+static int status_len(const MPI_Status *s, size_t *len) {
 #if defined(OPEN_MPI)
-  return s->_ucount;
+  *len = s->_ucount;
+  return 1;
 #elif defined(MPICH_NUMVERSION)
-  return (size_t)(unsigned)s->count_lo;
+  *len = (size_t)(unsigned)s->count_lo;
+  return s->count_lo >= 0 && (s->count_hi_and_cancelled >> 1) == 0;
 #else
   (void)s;
+  *len = 0;
   return 0;
 #endif
 }
@@ -175,11 +179,11 @@ static size_t status_len(const MPI_Status *s) {
 LAYER_API int MPI_Get_count(const MPI_Status *s, MPI_Datatype type,
                             int *count) {
   type_info t;
+  size_t len;
   if (s == MPI_STATUS_IGNORE || count == NULL || type == MPI_DATATYPE_NULL ||
       !direct_ok() || info(type, &t) != MPI_SUCCESS || !t.contiguous ||
-      t.size <= 0)
+      t.size <= 0 || !status_len(s, &len))
     return PMPI_Get_count(s, type, count);
-  size_t len = status_len(s);
   *count = len % (size_t)t.size ? MPI_UNDEFINED : (int)(len / (size_t)t.size);
   return MPI_SUCCESS;
 }
