@@ -64,7 +64,7 @@ const ftmw_leave_info ftmw_leave_reasons[FTMW_LEAVE_REASONS] = {
                               "the job",
                               "the master abandoned its spawn (no set-up "
                               "record: no trace file yet)"},
-    [FTMW_LEAVE_INIT_FAILED] = {"init_failed", 1, 0, 0, 1,
+    [FTMW_LEAVE_INIT_FAILED] = {"init_failed", 1, 0, 1, 1,
                                 "`error.c` `ftmw_fail`, `mpi/init.c` "
                                 "`MPI_Init`",
                                 "any process",
