@@ -1,6 +1,8 @@
 /* The error table (expanded from FT_ERRNO_MAP) and the per-thread result
  * of the last call. */
-#include "ftmw_impl.h"
+#include "error.h"
+
+#include "ftmw.h"
 #include "leave.h"
 
 #include <stdlib.h>

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "farm_wire.h"
-#include "ftmw_impl.h"
+#include "error.h"
 #include "leave.h"
 #include "owned.h"
 #include "pool.h"
@@ -147,6 +147,7 @@ static uint32_t last_run;
 struct ft_farm {
   ft_farm_options o;
   int W;
+  int replicas; /* the job's master replicas (FT_NUM_MASTERS) */
   worker *w;
   ftmw_qnode queue; /* copies to hand out (copy.node), front first */
   ftmw_qnode ready; /* tasks done, not delivered (task.ready) */
@@ -196,11 +197,11 @@ static int options_ok(const ft_farm_options *o) {
 }
 
 ft_farm *ft_farm_create(const ft_farm_options *opts) {
-  if (!ftmw_st.initialized)
+  int master, W, replicas;
+  if (!ftmw_layer_job(&master, &W, &replicas))
     return ftmw_fail(FT_ERR_NOT_INITIALIZED), NULL;
-  if (ftmw_job.role != FTMW_ROLE_MASTER)
+  if (!master)
     return ftmw_fail(FT_ERR_ROLE), NULL;
-  int W = ftmw_job.W;
   ft_farm_options o;
   ft_farm_options_init(&o);
   if (opts)
@@ -212,6 +213,7 @@ ft_farm *ft_farm_create(const ft_farm_options *opts) {
     return ftmw_fail(FT_ERR_NOMEM), NULL;
   f->o = o;
   f->W = W;
+  f->replicas = replicas;
   ftmw_pool_init(&f->task_pool, sizeof(task));
   ftmw_pool_init(&f->copy_pool, sizeof(copy));
   ftmw_q_init(&f->queue);
@@ -296,7 +298,7 @@ int64_t ft_farm_submit(ft_farm *f, const void *in, size_t n) {
     blob_unref(b);
     if (t)
       ftmw_pool_put(&f->task_pool, t);
-    if (ftmw_job.M > 0)
+    if (f->replicas > 0)
       must(NULL, "a task");
     return ftmw_fail(FT_ERR_NOMEM), -1;
   }

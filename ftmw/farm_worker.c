@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "farm_wire.h"
-#include "ftmw_impl.h"
+#include "error.h"
 #include "owned.h"
 #include "leave.h"
 

@@ -62,19 +62,7 @@ struct ftmw_state {
 
 extern FTMW_HIDDEN struct ftmw_state ftmw_st;
 
-/* error.c: the per-thread result of the last call. */
-FTMW_HIDDEN int ftmw_fail(int code);
-/* ft_init failed: from now on a call that needs the job ends the process
- * (error.c). */
-FTMW_HIDDEN void ftmw_init_failed(void);
-FTMW_HIDDEN void ftmw_ok(void);
-/* ft_error() for the library's own use: not a read by the program. */
-FTMW_HIDDEN int ftmw_last_error(void);
-/* A peer's failure is being reported to the program: returns its number.
- * ftmw_report_read: the program has read a failure (ft_error) since
- * report n was made (calls.h, FT_ERRORS). */
-FTMW_HIDDEN unsigned long ftmw_note_report(void);
-FTMW_HIDDEN int ftmw_report_read(unsigned long n);
+#include "error.h" /* ftmw_fail, ftmw_ok, ... */
 
 /* send.c and recv.c: the data-path calls behind ft_* and ms_*.
  * call names the API call for traces ("ft_send", "ms_send", ...).

@@ -1,4 +1,5 @@
-/* This process's identity, for the modules below the job (the trace):
+/* This process's identity, for the modules below the job (the trace, the
+ * way out):
  * what it is now (a spare activated becomes a worker). Defined in
  * state.c, from ftmw_job (job.h), which these modules do not include. */
 #ifndef FTMW_IDENTITY_H
@@ -12,6 +13,9 @@ typedef struct ftmw_identity {
   int id;           /* worker rank, master index or spare index */
   uint32_t epoch;   /* this process's incarnation */
   const char *host; /* its host's name */
+  int primary;      /* 1 in the master this process takes for primary,
+                       when it is that master: the one that records the
+                       job's exit status */
 } ftmw_identity;
 
 __attribute__((visibility("hidden"))) void ftmw_identity_get(ftmw_identity *out);

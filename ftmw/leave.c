@@ -1,15 +1,14 @@
 /* The one way the library ends a process (leave.h). */
 #include "leave.h"
 
-#include "ftmw_impl.h"
+#include "identity.h"
+#include "trace.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
-
-#define st ftmw_st
-#define job ftmw_job
 
 const ftmw_leave_info ftmw_leave_reasons[FTMW_LEAVE_REASONS] = {
     [FTMW_LEAVE_FENCED] = {"fenced", 3, 0, 0, 0, "`transport.c` `fenced`",
@@ -85,7 +84,9 @@ const ftmw_leave_info ftmw_leave_reasons[FTMW_LEAVE_REASONS] = {
 
 void ftmw_write_exit_status(int status) {
   const char *path = getenv("FTMW_STATUS_FILE");
-  if (!path || !*path || job.role != FTMW_ROLE_MASTER || job.id != st.primary)
+  ftmw_identity self;
+  ftmw_identity_get(&self);
+  if (!path || !*path || !self.primary)
     return;
   FILE *f = fopen(path, "w");
   if (f) {
@@ -103,9 +104,10 @@ void ftmw_leave(int reason, int code, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(why, sizeof(why), fmt, ap);
     va_end(ap);
-    if (job.role != 0)
-      ftmw_log("%s %d: %s; exiting (%d)", ftmw_role_name(job.role), job.id,
-               why, status);
+    ftmw_identity self;
+    ftmw_identity_get(&self);
+    if (strcmp(self.role, "none") != 0)
+      ftmw_log("%s %d: %s; exiting (%d)", self.role, self.id, why, status);
     else
       ftmw_log("process %d: %s; exiting (%d)", (int)getpid(), why, status);
   }

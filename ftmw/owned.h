@@ -1,10 +1,12 @@
-/* Messages handed over instead of copied, for a layer above the API (the
- * task farm, farm.c and farm_worker.c): a send that writes the caller's
- * buffers to the socket as they are and tells the caller when it may
- * reuse them, and a receive that gives the caller the library's own
- * message, into which the socket's bytes were read. Each is ft_isend's or
- * ft_recv's otherwise: same checks, same failure reports, same replica
- * lock-step. Application thread only. */
+/* What a layer above the API (the task farm, farm.c and farm_worker.c;
+ * the MPI layer) needs of the library beyond the ft_* calls, with
+ * timed.h (time) and error.h (ft_error): where this process stands in
+ * the job, and messages handed over instead of copied: a send that
+ * writes the caller's buffers to the socket as they are and tells the
+ * caller when it may reuse them, and a receive that gives the caller the
+ * library's own message, into which the socket's bytes were read. Each
+ * is ft_isend's or ft_recv's otherwise: same checks, same failure
+ * reports, same replica lock-step. Application thread only. */
 #ifndef FTMW_OWNED_H
 #define FTMW_OWNED_H
 
@@ -54,6 +56,11 @@ int ftmw_isend_owned(const char *call, int dest, int tag, const void *head,
  * it and must leave the job. */
 int ftmw_recv_owned(int source, int tag, int64_t ms, ftmw_msg **m,
                     FT_Status *status, int *timed_out);
+
+/* This process in the job: 0 outside ft_init..ft_finalize; else 1,
+ * with *master 1 in a master (a replica too), *workers the job's
+ * workers and *replicas its master replicas (FT_NUM_MASTERS). */
+int ftmw_layer_job(int *master, int *workers, int *replicas);
 
 /* How many times a peer of this process was declared failed (or
  * fenced), ever; read without the library's lock, from any thread. A
