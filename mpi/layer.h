@@ -7,8 +7,10 @@
  * 0), ranks 1..W the workers; spares and replicas are not in it.
  *
  * Modules:
- *   init.c        MPI_Init and the calls about the job (rank, size, time,
- *                 errors); how the layer stops the job (layer_stop)
+ *   stop.c        the layer's state; how it reports an error and stops
+ *                 the job (layer_stop); a master's output with replicas
+ *   init.c        MPI_Init, MPI_Finalize and the calls about the job
+ *                 (rank, size, time, error handlers)
  *   data.c        a datatype's bytes: what a send writes, what a receive
  *                 reads (packed when not contiguous), and MPI_Status
  *   log.c         the master's log of what it sent each worker, and what
@@ -60,7 +62,7 @@ extern struct layer_state layer;
 
 static inline int layer_master(void) { return layer.rank == 0; }
 
-/* --- init.c --------------------------------------------------------------- */
+/* --- stop.c --------------------------------------------------------------- */
 
 /* Ends the whole job with status (ft_abort), after one line on stderr:
  * "ftmw-mpi: CALL: what". */
@@ -71,8 +73,14 @@ void layer_stop(int status, const char *call, const char *fmt, ...)
 int layer_error(int code, const char *call, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* At each MPI call of a master with replicas: what the program printed
- * since the last one is printed by the primary only (init.c). */
+ * since the last one is printed by the primary only. */
 void layer_output(void);
+/* A master with replicas (MPI_Init): its standard output goes to a file
+ * that layer_output passes on, and at exit what is left. */
+void layer_output_capture(void);
+/* MPI_Finalize: every master asks who is primary, the last word before
+ * the end, and the output so far is passed on. */
+void layer_output_final(void);
 /* Called by every generated stub: stops the job, naming the call. */
 void ftmw_mpi_unsupported(const char *call) __attribute__((noreturn));
 /* MPI_SUCCESS when the layer is up and comm is MPI_COMM_WORLD; stops the
