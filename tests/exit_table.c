@@ -35,6 +35,10 @@ static char *table(void) {
                           r->handlers ? " (`exit`: a normal end)" : "",
                           r->where, r->who, r->why,
                           r->record ? "yes" : "no", r->flush ? "yes" : "no");
+    if (n >= cap) {
+      fprintf(stderr, "exit_table: the table passes %zu bytes\n", cap);
+      exit(2);
+    }
   }
   return t;
 }
