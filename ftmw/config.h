@@ -3,15 +3,13 @@
 #ifndef FTMW_CONFIG_H
 #define FTMW_CONFIG_H
 
-#include "fault.h" /* FTMW_FAULT_MAX */
+#include "bounds.h" /* FTMW_MAX_WORKERS, _MASTERS, _SPARES */
+#include "fault.h"  /* FTMW_FAULT_MAX */
 #include "parse.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define FTMW_MAX_WORKERS 4096
-#define FTMW_MAX_MASTERS 8
-#define FTMW_MAX_SPARES 4096
 #define FTMW_PATH_MAX 512
 
 #define FTMW_DEFAULT_HEARTBEAT_MS 250

@@ -1,5 +1,6 @@
 /* Fault injection (see fault.h). */
 #include "fault.h"
+#include "bounds.h"
 #include "parse.h"
 #include "trace.h"
 
@@ -11,10 +12,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <uv.h>
-
-/* A rule's process: above any worker rank (config.h's FTMW_MAX_WORKERS),
- * which this module does not include (config.c includes it). */
-#define WHO_MAX 65535
 
 static const char *const point_names[] = {
 #define FTMW_FPN_GEN(id, name) name,
@@ -49,7 +46,7 @@ static int parse_rule(char *s, ftmw_fault_rule *r, char *err, size_t errlen) {
       at++;
     }
     if (strcmp(at, "*") != 0 &&
-        ftmw_parse_int(at, r->master ? 0 : 1, WHO_MAX, &r->who) != 0) {
+        ftmw_parse_int(at, r->master ? 0 : 1, FTMW_MAX_WORKERS, &r->who) != 0) {
       snprintf(err, errlen, "bad process \"%s\" (a rank, mK or *)", at);
       return -1;
     }

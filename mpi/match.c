@@ -203,8 +203,8 @@ static int pull(int block) {
      * other workers' messages keep FTMW's receive busy. With replicas
      * only what FTMW reports, in every master alike, counts. */
     static unsigned long heeded; /* ftmw_failures() when none was left */
-    if (block && !layer.replicas && ftmw_failures() != heeded) {
-      unsigned long seen = ftmw_failures();
+    unsigned long seen;
+    if (block && !layer.replicas && (seen = ftmw_failures()) != heeded) {
       int w = ft_testany();
       if (w > 0) {
         lmatch_recover(w);

@@ -18,8 +18,8 @@
 #include <unistd.h>
 
 #include "ftmw_farm.h"
-#include "transport.h"
 #include "ftmw_impl.h" /* rogue mode reads the master's listening address */
+#include "transport.h"
 
 #include "check.h"
 
