@@ -171,10 +171,10 @@ int ft_finalize(void) {
   uv_mutex_unlock(&st.lock);
   ftmw_launch_restores_stop();
   ftmw_transport_stop();
-  ftmw_trace_close();
   free_all();
   st.initialized = 0;
-  ftmw_launch_finalize(clean);
+  ftmw_launch_finalize(clean); /* traces how MPI ended */
+  ftmw_trace_close();
   ftmw_ok();
   return 1;
 }

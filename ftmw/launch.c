@@ -10,6 +10,7 @@
 #include "partition.h"
 #include "spawn.h"
 #include "leave.h"
+#include "pmi.h"
 
 #include <mpi.h>
 #include <limits.h>
@@ -579,8 +580,20 @@ int ftmw_launch_init(int *argc, char ***argv) {
 void ftmw_launch_finalize(int clean) {
   /* After a death MPI_Finalize may wait forever for the dead (MPICH does),
    * so it is called only when every process is known to reach it. */
-  if (clean && st.mpi_owned && !ftmw_spawn_abandoned())
+  if (!st.mpi_owned) {
+    ftmw_trace("mpi_end", "\"by\":\"the program\"");
+  } else if (clean && !ftmw_spawn_abandoned()) {
+    ftmw_trace("mpi_end", "\"by\":\"MPI_Finalize\"");
     PMPI_Finalize();
+  } else {
+#if defined(MPICH) /* its last step, so that hydra sees an end (pmi.h) */
+    int acked = ftmw_pmi_finalize(FTMW_PMI_WAIT_MS) == 1;
+    ftmw_trace("mpi_end", "\"by\":\"PMI finalize\",\"acknowledged\":%d",
+               acked);
+#else
+    ftmw_trace("mpi_end", "\"by\":\"nothing\"");
+#endif
+  }
   /* The status is written first at exit, before the exit handlers MPI
    * registered since ft_init (run in reverse order), which may wait for
    * a launcher that is stopping the job (after SIGTERM: mpirun SIGKILLs

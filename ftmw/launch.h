@@ -41,7 +41,8 @@ int ftmw_launch_restore(struct ftmw_peer *p);
 void ftmw_launch_restores_stop(void);
 
 /* After the transport stopped: MPI_Finalize when clean (no process of the
- * job died, so every process will reach it) and ft_init started MPI; the
+ * job died, so every process will reach it) and ft_init started MPI; else,
+ * under MPICH, PMI's finalize alone (pmi.h). Either is traced. The
  * primary's exit status is then the first thing written at exit. */
 void ftmw_launch_finalize(int clean);
 
