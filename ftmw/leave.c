@@ -28,7 +28,8 @@ const ftmw_leave_info ftmw_leave_reasons[FTMW_LEAVE_REASONS] = {
                              "its program made another call than the "
                              "primary decided: it cannot follow"},
     [FTMW_LEAVE_NO_MEMORY] = {"no_memory", 70, 0, 0, 0,
-                              "`replica.c` `keep_outcome`, `farm.c` `must`",
+                              "`replica.c` `keep_outcome`, "
+                              "`farm_task.c` `must`",
                               "master", "out of memory for what every "
                               "master must hold alike (an exchange's "
                               "outcome for the replicas, the farm's "
