@@ -1,9 +1,10 @@
-/* The link layer (see link.h). Everything here runs on the thread that
- * owns the loop (loop.c), but ftmw_link_init and ftmw_link_stalled_ms. */
+/* The link layer (see link.h): connections, reads and writes; the watch
+ * over them (heartbeats, silence, stalls, and ftmw_link_init, which starts
+ * it) is link_watch.c. Everything here runs on the thread that owns the
+ * loop (loop.c). */
 #include "link.h"
 
 #include "fault.h"
-#include "localproc.h"
 #include "loop.h"
 #include "msg.h"
 #include "trace.h"
@@ -13,43 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 
-#define STAGE_SIZE (32 * 1024)
 #define DIRECT_MIN 4096
-
-struct ftmw_conn {
-  uv_tcp_t tcp;
-  ftmw_link *link;
-  ftmw_qnode node;    /* link->conns */
-  void *peer;         /* NULL until bound (authenticated) */
-  uint32_t pid;       /* the bound peer's id in frame headers */
-  const ftmw_place *at; /* where it runs (the binder's record) */
-  ftmw_qnode unacked; /* ftmw_out.node, oldest first */
-  ftmw_reader reader;
-  int direct;  /* the last read buffer was a payload, read in place */
-  int closing;
-  int connecting; /* uv_tcp_connect pending: writes queue behind the HELLO */
-  int broken;     /* a read failed (EOF, reset): nothing more goes out */
-  int quiet;      /* silent past half the timeout (told on_quiet) */
-  /* What the peer sent that wants an ACK: up to ack_due is received, up
-   * to ack_sent acknowledged (the rest lazily, see ftmw_link_ack). */
-  uint64_t ack_due, ack_sent;
-  unsigned ack_frames; /* frames and bytes acknowledged by the next ACK */
-  size_t ack_bytes;
-  const char *reject; /* why an unauthenticated frame was refused */
-  uint64_t opened_ms, last_rx_ms, last_tx_ms;
-  /* The peer's kernel, asked while it is silent past the timeout (see
-   * spared; reset by heard): the last look at it, when it was first
-   * found asleep, and whether its starvation was traced. */
-  ftmw_proc_sample look;
-  uint64_t asleep_ms;
-  int starved;
-  char addr[64];
-  uv_connect_t connect_req;
-  uint8_t stage[STAGE_SIZE];
-};
 
 /* A small frame (ACK, heartbeat, handshake) that could not be written at
  * once: it keeps its own copy until libuv is done with it. */
@@ -91,7 +58,7 @@ static void ctrl_write_cb(uv_write_t *req, int status) {
 }
 
 /* The peer bound to c is down, or an unbound c is closed. */
-static void down(ftmw_conn *c, int why, const char *text) {
+void ftmw_link_down(ftmw_conn *c, int why, const char *text) {
   if (c->peer)
     c->link->ops->on_down(c->link->ctx, c, c->peer, why, text);
   else
@@ -112,7 +79,7 @@ static void write_small(ftmw_conn *c, const uint8_t *buf, size_t len) {
     /* A lost control frame would desynchronise the stream: give up on it. */
     if (c->peer)
       ftmw_log("out of memory writing to %s; closing it", c->addr);
-    down(c, FTMW_DOWN_REFUSED, "out of memory writing to it");
+    ftmw_link_down(c, FTMW_DOWN_REFUSED, "out of memory writing to it");
     return;
   }
   w->len = len - n;
@@ -142,7 +109,7 @@ static int take_ack(ftmw_conn *c, uint8_t out[FTMW_HDR_SIZE]) {
   return 1;
 }
 
-static void send_ack(ftmw_conn *c) {
+void ftmw_link_send_ack(ftmw_conn *c) {
   uint8_t buf[FTMW_HDR_SIZE];
   if (take_ack(c, buf))
     write_small(c, buf, sizeof(buf));
@@ -153,7 +120,7 @@ static void ack_timer_cb(uv_timer_t *t) {
   ftmw_link *l = t->data;
   for (ftmw_qnode *n = ftmw_q_head(&l->conns); n != &l->conns && l->acks_due > 0;
        n = n->next)
-    send_ack(FTMW_CONTAINER_OF(n, ftmw_conn, node));
+    ftmw_link_send_ack(FTMW_CONTAINER_OF(n, ftmw_conn, node));
 }
 
 void ftmw_link_ack(ftmw_conn *c, uint64_t seq, size_t len, int when) {
@@ -169,7 +136,7 @@ void ftmw_link_ack(ftmw_conn *c, uint64_t seq, size_t len, int when) {
                                  c->ack_bytes >= FTMW_LINK_ACK_BYTES))
     when = FTMW_ACK_NOW; /* the sender's window must not fill (isend.c) */
   if (when == FTMW_ACK_NOW) {
-    send_ack(c); /* no deadline to keep: the blocking path arms no timer */
+    ftmw_link_send_ack(c); /* no deadline to keep: the blocking path arms no timer */
   } else if (when == FTMW_ACK_SOON &&
              !uv_is_active((uv_handle_t *)&l->ack_timer)) {
     uv_timer_start(&l->ack_timer, ack_timer_cb, ACK_DELAY_MS, 0);
@@ -181,10 +148,10 @@ void ftmw_link_send(ftmw_conn *c, int type, int tag, uint64_t seq,
                     unsigned flags, const void *payload, size_t len) {
   uint8_t buf[FTMW_HDR_SIZE + FTMW_LINK_CTRL_MAX];
   if (type != FTMW_FRAME_ACK && type != FTMW_FRAME_HELLO)
-    send_ack(c); /* ahead of it, as it was received first */
+    ftmw_link_send_ack(c); /* ahead of it, as it was received first */
   if (len > FTMW_LINK_CTRL_MAX) { /* a bug in the caller: refused whole */
     ftmw_log("internal error: a %zu-byte control frame (type %d)", len, type);
-    down(c, FTMW_DOWN_REFUSED, "internal error: control frame too long");
+    ftmw_link_down(c, FTMW_DOWN_REFUSED, "internal error: control frame too long");
     return;
   }
   ftmw_hdr h = {.type = (uint8_t)type,
@@ -387,7 +354,7 @@ static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
 
 /* c's peer spoke, or this process stalled and its looks are stale: its
  * kernel is asked afresh when it is silent again. */
-static void heard(ftmw_conn *c) {
+void ftmw_link_heard(ftmw_conn *c) {
   c->look.at_ms = 0;
   c->asleep_ms = 0;
   c->starved = 0;
@@ -403,13 +370,13 @@ static void got_bytes(ftmw_conn *c, ssize_t nread) {
     char why[96];
     snprintf(why, sizeof(why), "connection lost (%s)",
              nread == UV_EOF ? "closed" : uv_strerror((int)nread));
-    down(c, FTMW_DOWN_CLOSED, why);
+    ftmw_link_down(c, FTMW_DOWN_CLOSED, why);
     return;
   }
   if (nread == 0)
     return;
   c->last_rx_ms = ftmw_now_ms();
-  heard(c);
+  ftmw_link_heard(c);
   if (c->quiet && c->peer) {
     c->quiet = 0;
     if (c->link->ops->on_quiet)
@@ -425,7 +392,7 @@ static void got_bytes(ftmw_conn *c, ssize_t nread) {
   snprintf(why, sizeof(why), "protocol error: %s",
            rc < 0 ? ftmw_wire_strerror(rc) : c->reject ? c->reject : "refused");
   if (c->peer)
-    down(c, FTMW_DOWN_REFUSED, why);
+    ftmw_link_down(c, FTMW_DOWN_REFUSED, why);
   else
     rejected(c, why);
 }
@@ -558,7 +525,7 @@ static void on_connect(uv_connect_t *req, int status) {
     c->broken = 1; /* nothing reaches it: no FENCE either */
     char why[96];
     snprintf(why, sizeof(why), "cannot connect: %s", uv_strerror(status));
-    down(c, FTMW_DOWN_UNREACHED, why);
+    ftmw_link_down(c, FTMW_DOWN_UNREACHED, why);
     return;
   }
   conn_ready(c);
@@ -595,200 +562,8 @@ int ftmw_link_connect(ftmw_link *l, const struct sockaddr *addr, void *peer,
   return 0;
 }
 
-/* --- failure detection -------------------------------------------------- */
-
-/* Whether bytes wait unread on c: its peer has spoken, whatever the
- * clock says (the timers run before the reads in a pass of the loop). */
-static int unread(ftmw_conn *c) {
-  int fd = ftmw_link_fd(c), n = 0;
-  return fd >= 0 && ioctl(fd, FIONREAD, &n) == 0 && n > 0;
-}
-
-/* This process did not run its loop for a while: the loop's owner was
- * not scheduled (an overloaded machine), or the process was stopped.
- * Nobody here was listening meanwhile, so that time does not count as
- * any peer's silence: every deadline moves on by the gap. Peers may have
- * declared this process failed meanwhile; those that did have closed
- * their connections (masters after a FENCE), which the reads that follow
- * find. */
-static void stalled(ftmw_link *l, uint64_t gap, uint64_t now, int known,
-                    uint64_t cpu_ms, uint64_t runq_ms) {
-  for (ftmw_qnode *n = ftmw_q_head(&l->conns); n != &l->conns; n = n->next) {
-    ftmw_conn *c = FTMW_CONTAINER_OF(n, ftmw_conn, node);
-    c->last_rx_ms = ftmw_link_later(c->last_rx_ms, gap, now);
-    c->opened_ms = ftmw_link_later(c->opened_ms, gap, now);
-    heard(c);
-  }
-  if (l->ops->on_stalled)
-    l->ops->on_stalled(l->ctx, gap, now,
-                       gap + 2 * l->cfg.heartbeat_ms >= l->cfg.timeout_ms);
-  __atomic_add_fetch(&l->stalled_ms, gap, __ATOMIC_RELAXED);
-  if (known)
-    ftmw_trace("stalled", "\"ms\":%llu,\"cpu_ms\":%llu,\"runq_ms\":%llu",
-               (unsigned long long)gap, (unsigned long long)cpu_ms,
-               (unsigned long long)runq_ms);
-  else
-    ftmw_trace("stalled", "\"ms\":%llu", (unsigned long long)gap);
-}
-
-uint64_t ftmw_link_stalled_ms(const ftmw_link *l) {
-  return __atomic_load_n(&l->stalled_ms, __ATOMIC_RELAXED);
-}
-
-/* Milliseconds from t to now; 0 for a t after now (a read during this
- * tick, a drain in on_stalled, stamps a later time than the tick's now). */
-static uint64_t since(uint64_t t, uint64_t now) { return now > t ? now - t : 0; }
-
-uint64_t ftmw_link_silent_ms(ftmw_conn *c) {
-  return unread(c) ? 0 : since(c->last_rx_ms, ftmw_now_ms());
-}
-
-/* A peer silent past the timeout is asked about, if it runs on this host:
- * its kernel knows whether it is gone, stopped, asleep, running, or
- * runnable but waiting for a CPU (an overloaded machine), and only the
- * last is a live process that could not speak. A peer on a CPU yet
- * silent has a hung loop, and one asleep is hung if it is still asleep,
- * and silent, ASLEEP_MIN_MS later (a tick later at least): one found asleep
- * just after a long starvation has run its loop and gone back to sleep,
- * its heartbeat on the way (seen in a job's trace: declared failed 25 ms
- * after it resumed). Nobody is spared past FTMW_LINK_SPARED_MAX timeouts
- * of silence. */
-#define ASLEEP_MIN_MS 250
-/* A connection without a HELLO is a process not yet known: a join, which
- * comes when a machine is busiest (spawns), or a stranger. It is dropped
- * after this many timeouts (a joiner that dies closes it at once). */
-#define HELLO_WAIT_TIMEOUTS 10
-
-/* Whether the silent peer on c is spared for now; *verdict says what this
- * host's kernel said of it (FTMW_PROC_UNKNOWN for a peer elsewhere). */
-static int spared(ftmw_conn *c, uint64_t silent, uint64_t to, uint64_t now,
-                  int *verdict) {
-  ftmw_link *l = c->link;
-  *verdict = FTMW_PROC_UNKNOWN;
-  if (c->at == NULL || !ftmw_proc_is_local(c->at, &l->self.at))
-    return 0;
-  *verdict = ftmw_proc_look("/proc", (int)c->at->pid, c->at->start, now, &c->look);
-  /* Asleep since the first such look, unless found waiting for a CPU
-   * since: a look that catches a thread runnable for a moment (BUSY) does
-   * not start the count again. */
-  if (*verdict == FTMW_PROC_STARVED)
-    c->asleep_ms = 0;
-  if (silent > FTMW_LINK_SPARED_MAX * to)
-    return 0;
-  switch (*verdict) {
-  case FTMW_PROC_ASLEEP:
-    if (c->asleep_ms == 0)
-      c->asleep_ms = now;
-    return since(c->asleep_ms, now) < ASLEEP_MIN_MS;
-  case FTMW_PROC_BUSY: /* runnable: the next look tells */
-    return 1;
-  case FTMW_PROC_STARVED:
-    if (!c->starved) {
-      c->starved = 1;
-      char name[48] = "?";
-      if (l->ops->name)
-        l->ops->name(l->ctx, c->peer, name, sizeof(name));
-      ftmw_trace("peer_starved", "\"peer\":\"%s\",\"pid\":%d,\"ms\":%llu",
-                 name, (int)c->at->pid, (unsigned long long)silent);
-    }
-    return 1;
-  default: /* gone, stopped, running yet silent, or not to be read */
-    return 0;
-  }
-}
-
-/* The loop's thread: the tick repeats every heartbeat while the loop
- * runs, so a later one means that it did not run (two ticks' leeway for
- * a busy pass); what the thread did meanwhile comes from the scheduler
- * statistics it read at the previous tick. */
-static void check_stall(ftmw_link *l, uint64_t now) {
-  uint64_t hb = l->cfg.heartbeat_ms, cpu = 0, runq = 0;
-  uv_thread_t self = uv_thread_self();
-  int known = ftmw_proc_thread_sched(&cpu, &runq);
-  if (now - l->last_tick > 2 * hb) {
-    int same = known && l->sched_seen.at == l->last_tick &&
-               uv_thread_equal(&l->sched_seen.by, &self);
-    stalled(l, now - l->last_tick - hb, now, same,
-            same ? (cpu - l->sched_seen.cpu) / 1000000 : 0,
-            same ? (runq - l->sched_seen.runq) / 1000000 : 0);
-  }
-  l->last_tick = now;
-  ftmw_loop_ran(now);
-  l->sched_seen.cpu = cpu;
-  l->sched_seen.runq = runq;
-  l->sched_seen.at = known ? now : 0;
-  l->sched_seen.by = self;
-}
-
-/* Heartbeats, silence timeouts, handshake deadlines. */
-static void tick_cb(uv_timer_t *t) {
-  ftmw_link *l = t->data;
-  uint64_t hb = l->cfg.heartbeat_ms, to = l->cfg.timeout_ms;
-  if (l->ops->on_tick_start)
-    l->ops->on_tick_start(l->ctx);
-  uint64_t now = ftmw_now_ms();
-  check_stall(l, now);
-  ftmw_qnode *n = ftmw_q_head(&l->conns);
-  while (n != &l->conns) {
-    ftmw_conn *c = FTMW_CONTAINER_OF(n, ftmw_conn, node);
-    n = n->next; /* c may be closed (and unlinked) below */
-    if (c->peer == NULL) { /* no HELLO yet: a process not known, given long */
-      if (since(c->opened_ms, now) > HELLO_WAIT_TIMEOUTS * to) {
-        ftmw_log("dropped connection from %s: no HELLO within %llu ms",
-                 c->addr, (unsigned long long)(HELLO_WAIT_TIMEOUTS * to));
-        ftmw_link_close(c);
-      }
-      continue;
-    }
-    uint64_t silent = since(c->last_rx_ms, now);
-    int verdict;
-    if (silent > to && unread(c)) {
-      c->last_rx_ms = now;
-      heard(c);
-      silent = 0;
-    } else if (silent > to && !spared(c, silent, to, now, &verdict)) {
-      char why[80];
-      snprintf(why, sizeof(why), "silent for %llu ms%s%s",
-               (unsigned long long)silent,
-               verdict == FTMW_PROC_UNKNOWN ? "" : ", process ",
-               verdict == FTMW_PROC_UNKNOWN ? "" : ftmw_proc_verdict_name(verdict));
-      down(c, FTMW_DOWN_SILENT, why);
-      continue;
-    }
-    if (silent > to / 2 && !c->quiet && !unread(c)) {
-      c->quiet = 1;
-      if (l->ops->on_quiet)
-        l->ops->on_quiet(l->ctx, c, c->peer, 1, silent);
-    }
-    if (since(c->last_tx_ms, now) >= hb / 2 && !c->connecting)
-      ftmw_link_send(c, FTMW_FRAME_HEARTBEAT, 0, 0, 0, NULL, 0);
-    else
-      send_ack(c); /* an eager sender's ACK left for later (FTMW_ACK_LATER) */
-  }
-  if (l->ops->on_tick)
-    l->ops->on_tick(l->ctx, now);
-}
-
 /* --- the link ----------------------------------------------------------- */
 
-void ftmw_link_init(ftmw_link *l, uv_loop_t *loop, uv_mutex_t *lock,
-                    const ftmw_link_cfg *cfg, const ftmw_link_ops *ops,
-                    void *ctx) {
-  memset(l, 0, sizeof(*l));
-  l->loop = loop;
-  l->lock = lock;
-  l->cfg = *cfg;
-  l->ops = ops;
-  l->ctx = ctx;
-  ftmw_q_init(&l->conns);
-  uv_timer_init(loop, &l->tick);
-  l->tick.data = l;
-  uv_timer_init(loop, &l->ack_timer);
-  l->ack_timer.data = l;
-  /* A loop that does not run before the first tick has stalled too. */
-  l->last_tick = ftmw_now_ms();
-  uv_timer_start(&l->tick, tick_cb, cfg->heartbeat_ms, cfg->heartbeat_ms);
-}
 
 void ftmw_link_set_self(ftmw_link *l, const ftmw_hello *self, uint32_t pid) {
   l->self = *self;

@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "localproc.h"
 #include "queue.h"
 #include "wire.h"
 
@@ -121,6 +122,51 @@ typedef struct ftmw_link {
   } sched_seen;
   uint64_t stalled_ms; /* atomic: read by any thread */
 } ftmw_link;
+
+/* A connection. Fields are the link's own (link.c: connections, reads,
+ * writes; link_watch.c: heartbeats, silence, stalls). */
+#define FTMW_LINK_STAGE_SIZE (32 * 1024)
+
+struct ftmw_conn {
+  uv_tcp_t tcp;
+  ftmw_link *link;
+  ftmw_qnode node;    /* link->conns */
+  void *peer;         /* NULL until bound (authenticated) */
+  uint32_t pid;       /* the bound peer's id in frame headers */
+  const ftmw_place *at; /* where it runs (the binder's record) */
+  ftmw_qnode unacked; /* ftmw_out.node, oldest first */
+  ftmw_reader reader;
+  int direct;  /* the last read buffer was a payload, read in place */
+  int closing;
+  int connecting; /* uv_tcp_connect pending: writes queue behind the HELLO */
+  int broken;     /* a read failed (EOF, reset): nothing more goes out */
+  int quiet;      /* silent past half the timeout (told on_quiet) */
+  /* What the peer sent that wants an ACK: up to ack_due is received, up
+   * to ack_sent acknowledged (the rest lazily, see ftmw_link_ack). */
+  uint64_t ack_due, ack_sent;
+  unsigned ack_frames; /* frames and bytes acknowledged by the next ACK */
+  size_t ack_bytes;
+  const char *reject; /* why an unauthenticated frame was refused */
+  uint64_t opened_ms, last_rx_ms, last_tx_ms;
+  /* The peer's kernel, asked while it is silent past the timeout (see
+   * spared; reset by heard): the last look at it, when it was first
+   * found asleep, and whether its starvation was traced. */
+  ftmw_proc_sample look;
+  uint64_t asleep_ms;
+  int starved;
+  char addr[64];
+  uv_connect_t connect_req;
+  uint8_t stage[FTMW_LINK_STAGE_SIZE];
+};
+
+/* link.c's, for link_watch.c only: the peer bound to c is down
+ * (FTMW_DOWN_*, why in text), or an unbound c is closed; */
+void ftmw_link_down(ftmw_conn *c, int why, const char *text);
+/* c's peer spoke, or this process stalled and its looks are stale: its
+ * kernel is asked afresh when it is silent again; */
+void ftmw_link_heard(ftmw_conn *c);
+/* writes the ACK c owes its peer, if any. */
+void ftmw_link_send_ack(ftmw_conn *c);
 
 /* Sets l up on loop and starts its heartbeat tick. lock guards what
  * waiting callers read (ftmw_out's outcome). self: this process in
