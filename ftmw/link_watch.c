@@ -182,7 +182,7 @@ static void tick_cb(uv_timer_t *t) {
     if (since(c->last_tx_ms, now) >= hb / 2 && !c->connecting)
       ftmw_link_send(c, FTMW_FRAME_HEARTBEAT, 0, 0, 0, NULL, 0);
     else
-      ftmw_link_send_ack(c); /* an eager sender's ACK left for later (FTMW_ACK_LATER) */
+      ftmw_link_send_ack(c); /* an ACK left for later (FTMW_ACK_LATER) */
   }
   if (l->ops->on_tick)
     l->ops->on_tick(l->ctx, now);

@@ -22,7 +22,8 @@ static int64_t now_ms(void) {
 int ftmw_pmi_finalize_fd(int fd, int timeout_ms) {
   size_t off = 0;
   while (off < sizeof(request) - 1) { /* MSG_NOSIGNAL: a gone proxy is EPIPE */
-    ssize_t n = send(fd, request + off, sizeof(request) - 1 - off, MSG_NOSIGNAL);
+    ssize_t n =
+        send(fd, request + off, sizeof(request) - 1 - off, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR)
       continue;
     if (n <= 0)
