@@ -1,6 +1,8 @@
 /* PMI-1's finalize, for a process that ends without MPI_Finalize (pmi.h). */
 #include "pmi.h"
 
+#include "loop.h" /* ftmw_now_ms */
+
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
@@ -8,16 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 
 static const char request[] = "cmd=finalize\n";
 static const char ack[] = "cmd=finalize_ack\n";
-
-static int64_t now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
 
 int ftmw_pmi_finalize_fd(int fd, int timeout_ms) {
   size_t off = 0;
@@ -34,9 +29,9 @@ int ftmw_pmi_finalize_fd(int fd, int timeout_ms) {
    * it (the proxy sends nothing else, but the socket is MPI's). */
   char got[sizeof(ack)];
   size_t len = 0;
-  int64_t end = now_ms() + timeout_ms;
+  int64_t end = (int64_t)ftmw_now_ms() + timeout_ms;
   while (len < sizeof(ack) - 1) {
-    int64_t left = end - now_ms();
+    int64_t left = end - (int64_t)ftmw_now_ms();
     if (left <= 0)
       return -1;
     struct pollfd p = {.fd = fd, .events = POLLIN};

@@ -9,12 +9,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/socket.h>
 
-#include "link.h" /* ftmw_out */
+#include "link.h"
 #include "op.h"
 #include "peer.h"
-
 
 /* Creates the loop and, in a master, the listener on st.listen_ip (port
  * chosen by the kernel, stored in st.listen_port), then starts the thread.
