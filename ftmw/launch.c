@@ -473,6 +473,37 @@ static void watchdog_stop(void) {
   watchdog.running = 0;
 }
 
+/* Ends this process's MPI session, once: at the end of ft_finalize, or,
+ * for a process the library ends meanwhile (ftmw_leave: ft_abort, a
+ * SIGTERM, a fence), on its way out. Any thread; the first caller wins,
+ * so a leave on the I/O thread never touches an MPI the application
+ * thread is finalizing. */
+static int mpi_ended; /* atomic */
+
+static void end_mpi(int clean) {
+  if (__atomic_exchange_n(&mpi_ended, 1, __ATOMIC_ACQ_REL))
+    return;
+  /* After a death MPI_Finalize may wait forever for the dead (MPICH does),
+   * so it is called only when every process is known to reach it. */
+  if (!st.mpi_owned) {
+    ftmw_trace("mpi_end", "\"by\":\"the program\"");
+  } else if (clean && !ftmw_spawn_abandoned()) {
+    ftmw_trace("mpi_end", "\"by\":\"MPI_Finalize\"");
+    PMPI_Finalize();
+  } else {
+#if defined(MPICH) /* its last step, so that hydra sees an end (pmi.h) */
+    int acked = ftmw_pmi_finalize(FTMW_PMI_WAIT_MS) == 1;
+    ftmw_trace("mpi_end", "\"by\":\"PMI finalize\",\"acknowledged\":%d",
+               acked);
+#else
+    ftmw_trace("mpi_end", "\"by\":\"nothing\"");
+#endif
+  }
+}
+
+/* ftmw_leave's last step before the process ends (leave.h). */
+static void end_mpi_on_leave(void) { end_mpi(0); }
+
 int ftmw_launch_init(int *argc, char ***argv) {
   int inited = 0, provided = MPI_THREAD_SINGLE;
   PMPI_Initialized(&inited);
@@ -487,6 +518,7 @@ int ftmw_launch_init(int *argc, char ***argv) {
   } else {
     PMPI_Query_thread(&provided);
   }
+  ftmw_leave_set_last_step(end_mpi_on_leave);
   PMPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   PMPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
   char name[MPI_MAX_PROCESSOR_NAME];
@@ -578,22 +610,7 @@ int ftmw_launch_init(int *argc, char ***argv) {
 
 
 void ftmw_launch_finalize(int clean) {
-  /* After a death MPI_Finalize may wait forever for the dead (MPICH does),
-   * so it is called only when every process is known to reach it. */
-  if (!st.mpi_owned) {
-    ftmw_trace("mpi_end", "\"by\":\"the program\"");
-  } else if (clean && !ftmw_spawn_abandoned()) {
-    ftmw_trace("mpi_end", "\"by\":\"MPI_Finalize\"");
-    PMPI_Finalize();
-  } else {
-#if defined(MPICH) /* its last step, so that hydra sees an end (pmi.h) */
-    int acked = ftmw_pmi_finalize(FTMW_PMI_WAIT_MS) == 1;
-    ftmw_trace("mpi_end", "\"by\":\"PMI finalize\",\"acknowledged\":%d",
-               acked);
-#else
-    ftmw_trace("mpi_end", "\"by\":\"nothing\"");
-#endif
-  }
+  end_mpi(clean);
   /* The status is written first at exit, before the exit handlers MPI
    * registered since ft_init (run in reverse order), which may wait for
    * a launcher that is stopping the job (after SIGTERM: mpirun SIGKILLs

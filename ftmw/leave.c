@@ -96,6 +96,12 @@ void ftmw_write_exit_status(int status) {
   }
 }
 
+static void (*last_step)(void); /* atomic */
+
+void ftmw_leave_set_last_step(void (*step)(void)) {
+  __atomic_store_n(&last_step, step, __ATOMIC_RELEASE);
+}
+
 void ftmw_leave(int reason, int code, const char *fmt, ...) {
   const ftmw_leave_info *r = &ftmw_leave_reasons[reason];
   int status = (r->status >= 0 ? r->status : code) & 0xff;
@@ -112,13 +118,16 @@ void ftmw_leave(int reason, int code, const char *fmt, ...) {
     else
       ftmw_log("process %d: %s; exiting (%d)", (int)getpid(), why, status);
   }
-  ftmw_trace("exit", "\"reason\":\"%s\",\"status\":%d", r->name, status);
   if (r->record)
     ftmw_write_exit_status(status);
   if (r->flush) {
     fflush(stdout);
     fflush(stderr);
   }
+  void (*step)(void) = __atomic_exchange_n(&last_step, NULL, __ATOMIC_ACQ_REL);
+  if (step)
+    step();
+  ftmw_trace("exit", "\"reason\":\"%s\",\"status\":%d", r->name, status);
   if (r->handlers)
     exit(status);
   _exit(status);

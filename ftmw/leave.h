@@ -9,7 +9,9 @@
  * (ftmw_leave_reasons) is what docs/architecture.md's table "Where the
  * library ends the process" is generated from (tests/exit_table.c; the
  * test docs.exit_table checks it). A site that has more to say traces
- * its own event first (fenced, diverged, stepped_down, ...).
+ * its own event first (fenced, diverged, stepped_down, ...). Before it
+ * ends the process, it runs the last step set by
+ * ftmw_leave_set_last_step (the end of MPI's session, launch.c).
  *
  * Any thread; no lock held (it takes none). */
 #ifndef FTMW_LEAVE_H
@@ -55,5 +57,12 @@ void ftmw_leave(int reason, int code, const char *fmt, ...)
  * FTMW_STATUS_FILE), if this process is the primary master: at its exit,
  * and when the job ends otherwise (ft_abort, SIGTERM). */
 void ftmw_write_exit_status(int status);
+
+/* step runs once, in ftmw_leave, after the line on stderr, the status
+ * and the flush, before the "exit" event and the end: launch.c ends the
+ * MPI session there (under MPICH PMI's finalize, which may wait up to
+ * FTMW_PMI_WAIT_MS: else hydra counts a death, pmi.h). Set once MPI is
+ * initialized; NULL: none. */
+void ftmw_leave_set_last_step(void (*step)(void));
 
 #endif

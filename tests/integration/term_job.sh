@@ -82,4 +82,8 @@ sig=$(mono sigterm) fin=$(mono finalize)
 echo "== the primary's ft_finalize $((fin - sig)) ms after its SIGTERM"
 [ $((fin - sig)) -lt $grace ] || { fail "not within FT_TERM_GRACE_MS"; }
 why=$(term_masters_left "$tmp/trace") || fail "${why#FAIL: }"
+# Every process ended MPI, those the grace ended too (under MPICH, told
+# hydra so: pmi.h).
+"$(dirname "$0")/no_protocol_errors.sh" "$tmp/trace" > "$tmp/npe" ||
+  { cat "$tmp/npe"; fail "$(tail -1 "$tmp/npe")"; }
 echo "PASS"
