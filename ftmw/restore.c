@@ -5,6 +5,7 @@
 #include "ftmw_impl.h"
 #include "launch.h"
 #include "transport.h"
+#include "join.h"
 #include "death.h"
 #include "localproc.h"
 #include "spawn.h"
@@ -36,7 +37,7 @@ static int gone_by(pid_t pid, uint64_t deadline) {
 }
 
 static void wait_reaped(const ftmw_place *at, const char *notice) {
-  if (!ftmw_proc_is_local(at, ftmw_transport_self()))
+  if (!ftmw_proc_is_local(at, ftmw_self_place()))
     return;
   uint64_t t0 = uv_hrtime(), deadline = ftmw_now_ms() + REAP_WAIT_MS;
   pid_t pid = (pid_t)at->pid;

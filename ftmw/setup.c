@@ -2,7 +2,7 @@
 #include "setup.h"
 
 #include "ftmw_impl.h"
-#include "transport.h" /* ftmw_transport_self */
+#include "join.h" /* ftmw_self_place */
 
 #include <stdio.h>
 #include <string.h>
@@ -31,7 +31,7 @@ void ftmw_setup_self_addr(ftmw_addr *a) {
   memset(a, 0, sizeof(*a));
   snprintf(a->ip, sizeof(a->ip), "%s", st.listen_ip);
   a->port = st.listen_port;
-  a->at = *ftmw_transport_self();
+  a->at = *ftmw_self_place();
 }
 
 void ftmw_setup_put_masters(ftmw_setup *s) {

@@ -1,19 +1,18 @@
 /* The transport (see transport.h): the job's peers over the link layer.
- * It decides who a connection is (HELLO), what each frame means for the
- * peer it came from, declares peers failed and fences them, chooses the
- * next primary, and carries out the work the application submits. The
- * link (link.c) owns the sockets; the loop (loop.c) decides which thread
- * runs. Everything here runs on the thread that owns the loop, except
+ * It decides what each frame means for the peer it came from (who a
+ * connection is, HELLO and a spare's activation, is join.c's), declares
+ * peers failed and fences them, chooses the next primary, and carries out
+ * the work the application submits. The link (link.c) owns the sockets;
+ * the loop (loop.c) decides which thread runs. Everything here runs on the thread that owns the loop, except
  * ftmw_transport_start/submit/stop and the waits. */
 #include "ftmw_impl.h"
 #include "down.h"
 #include "transport.h"
-#include "match.h"
 #include "abort.h"
 #include "partition.h"
 #include "term.h"
 #include "inbox.h"
-#include "localproc.h"
+#include "join.h"
 #include "loop.h"
 #include "leave.h"
 
@@ -27,7 +26,6 @@
 #define job ftmw_job
 
 static ftmw_link link_;
-static void link_self(void);
 
 /* --- waiting ------------------------------------------------------------ */
 
@@ -46,171 +44,7 @@ int ftmw_op_wait_locked(ftmw_op *op) {
   return op->out.failed ? FT_ERR_PEER_FAILED : FT_SUCCESS;
 }
 
-/* --- peers: joining ----------------------------------------------------- */
-
-/* Where this process runs, read at ftmw_transport_start (job.host set). */
-static ftmw_place my_place;
-
-const ftmw_place *ftmw_transport_self(void) { return &my_place; }
-
-/* Accepts the HELLO on c, telling the peer where this process runs. */
-static void send_welcome(ftmw_conn *c) {
-  uint8_t payload[FTMW_WELCOME_SIZE];
-  ftmw_wire_encode_welcome(payload, &my_place);
-  ftmw_link_send(c, FTMW_FRAME_WELCOME, 0, 0, 0, payload, sizeof(payload));
-}
-
-/* A replica (or a master that took over) adopts connection c as worker
- * w's incarnation e, which the process announced itself: a spare's
- * ACTIVATED, or a spawned worker's HELLO. The primary's ft_restore made
- * it, after every replica had finished its exchanges with the old
- * incarnation; what that one left queued is dropped, as the primary
- * dropped it. welcome: answer a HELLO (before w is seen alive). */
-static void adopt(ftmw_conn *c, ftmw_peer *w, uint32_t e, int from_spare,
-                  const ftmw_place *at, int welcome) {
-  if (w->conn != NULL)
-    ftmw_peer_down(w, 0, "replaced by the primary's ft_restore");
-  ftmw_link_bind(c, w, w->pid_wire, &w->at);
-  w->conn = c;
-  if (welcome)
-    send_welcome(c);
-  uv_mutex_lock(&st.lock);
-  int dropped = ftmw_match_drop(w);
-  ftmw_peer_begin_locked(w, e, FTMW_PEER_ALIVE, "adopted");
-  w->fin = 0;
-  w->from_spare = from_spare;
-  ftmw_peer_place_locked(w, at);
-  ftmw_loop_wake_locked();
-  uv_mutex_unlock(&st.lock);
-  ftmw_trace("adopted", "\"peer\":%d,\"peer_epoch\":%u,\"spare\":%d,"
-             "\"dropped\":%d", w->id, e, from_spare - 1, dropped);
-}
-
-/* Worker p, restored without waiting for it, has joined on c: the frames
- * that waited for it go first, in order, then its restore is done. */
-static void joined_late(ftmw_peer *p, ftmw_conn *c) {
-  ftmw_qnode q;
-  uv_mutex_lock(&st.lock);
-  ftmw_q_move(&p->pending, &q);
-  p->join_by = 0;
-  p->unjoined = 0;
-  ftmw_loop_wake_locked(); /* ft_finalize waits for it */
-  uv_mutex_unlock(&st.lock);
-  while (!ftmw_q_empty(&q)) {
-    ftmw_out *outs[FTMW_LINK_BATCH_MAX];
-    unsigned n = 0;
-    while (n < FTMW_LINK_BATCH_MAX && !ftmw_q_empty(&q)) {
-      ftmw_op *op = FTMW_CONTAINER_OF(ftmw_q_head(&q), ftmw_op, node);
-      ftmw_q_remove(&op->node);
-      outs[n++] = &op->out;
-    }
-    ftmw_link_write(c, outs, n);
-  }
-  double ms = (uv_hrtime() - p->restore_t0) / 1e6;
-  ftmw_trace("restore_finished", "\"peer\":%d,\"peer_epoch\":%u,\"ms\":%.3f",
-             p->id, p->epoch, ms);
-  ftmw_log("worker %d restored (incarnation %u, pid %d on %s) in %.1f ms", p->id,
-           p->epoch, (int)p->at.pid, p->at.host, ms);
-}
-
-/* A HELLO with the job's secret (link.h): who the process says it is. */
-static int on_hello(void *ctx, ftmw_conn *c, const ftmw_hello *hello,
-                    const char **reject) {
-  (void)ctx;
-  const ftmw_hello m = *hello;
-  ftmw_peer *p = NULL;
-  if (m.role == FTMW_ROLE_WORKER && m.id >= 1 && (int)m.id <= job.W)
-    p = &st.workers[m.id];
-  else if (m.role == FTMW_ROLE_SPARE && (int)m.id < job.S)
-    p = &st.spares[m.id];
-  else if (m.role == FTMW_ROLE_MASTER && (int)m.id > job.id && (int)m.id <= job.M &&
-           job.role == FTMW_ROLE_MASTER)
-    p = &st.masters[m.id]; /* a replica after this master in the order */
-  if (p == NULL) {
-    *reject = "unknown process identity";
-    return -1;
-  }
-  uv_mutex_lock(&st.lock);
-  int ok = p->state == FTMW_PEER_JOINING && p->epoch == m.epoch && p->conn == NULL;
-  /* A master with replicas meets a worker the primary spawned by
-   * ft_restore: a later incarnation than it knows. */
-  int later = job.M > 0 && m.role == FTMW_ROLE_WORKER && m.epoch > p->epoch &&
-              job.mode == FTMW_MODE_SPAWN;
-  uv_mutex_unlock(&st.lock);
-  if (!ok && later) {
-    adopt(c, p, m.epoch, 0, &m.at, 1);
-    return 0;
-  }
-  if (!ok) {
-    *reject = "stale or duplicate incarnation";
-    return -1;
-  }
-  ftmw_link_bind(c, p, p->pid_wire, &p->at);
-  p->conn = c;
-  /* WELCOME is written before the application can see p alive: a master
-   * killed just after ft_init has still welcomed everyone. */
-  send_welcome(c);
-  uv_mutex_lock(&st.lock);
-  ok = p->state == FTMW_PEER_JOINING; /* not given up on meanwhile */
-  int late = ok && ftmw_peer_restoring(p);
-  if (ok) {
-    ftmw_peer_set_locked(p, FTMW_PEER_ALIVE, "joined");
-    ftmw_peer_place_locked(p, &m.at);
-    ftmw_loop_wake_locked();
-  }
-  uv_mutex_unlock(&st.lock);
-  if (!ok) {
-    ftmw_peer_down(p, 0, "joined too late");
-    return 1;
-  }
-  if (late)
-    joined_late(p, c);
-  char name[32];
-  ftmw_trace("connect", "\"peer\":\"%s\",\"peer_epoch\":%u,\"peer_pid\":%d",
-             ftmw_peer_name(p, name, sizeof(name)), p->epoch, (int)p->at.pid);
-  return 0;
-}
-
-static void on_activate(ftmw_conn *c, ftmw_peer *p, const ftmw_hdr *h) {
-  /* Armed for the worker it becomes before the application can run on. */
-  ftmw_fault_arm(job.cfg.fault, 0, h->tag, (uint32_t)h->seq);
-  uv_mutex_lock(&st.lock);
-  job.role = FTMW_ROLE_WORKER;
-  job.id = h->tag;
-  job.epoch = (uint32_t)h->seq;
-  st.activated = 1;
-  ftmw_loop_wake_locked();
-  uv_mutex_unlock(&st.lock);
-  link_self(); /* its frames now bear the worker's identity */
-  /* Every other master learns it too, before anything this worker sends
-   * it: replicas adopt the connection as the new incarnation. */
-  for (int k = 0; k <= job.M; k++) {
-    ftmw_peer *m = &st.masters[k];
-    if (m == p || (m->conn != NULL && ftmw_peer_is_up(m)))
-      ftmw_link_send(m == p ? c : m->conn, FTMW_FRAME_ACTIVATED, h->tag,
-                     h->seq, 0, NULL, 0);
-  }
-  ftmw_trace("activated", NULL);
-}
-
-/* ACTIVATED from spare sp to a replica: the primary's ft_restore made
- * it worker tag, incarnation seq, and its frames now say so. */
-static int on_adopt(ftmw_conn *c, ftmw_peer *sp, const ftmw_hdr *h) {
-  int r = h->tag;
-  uint32_t e = (uint32_t)h->seq;
-  if (job.role != FTMW_ROLE_MASTER || r < 1 || r > job.W ||
-      h->src != (uint32_t)r || h->epoch != e || h->dst != ftmw_self_pid() ||
-      e <= st.workers[r].epoch) {
-    ftmw_peer_down(sp, 0, "protocol error: unexpected ACTIVATED");
-    return 1;
-  }
-  uv_mutex_lock(&st.lock);
-  ftmw_peer_set_locked(sp, FTMW_PEER_FINISHED, "activated");
-  uv_mutex_unlock(&st.lock);
-  sp->conn = NULL;
-  adopt(c, &st.workers[r], e, sp->id + 1, &sp->at, 0);
-  return 0;
-}
+/* --- peers: frames ----------------------------------------------------- */
 
 /* FENCE from master m: it declared this process failed (ftmw_peer_down),
  * and the job has gone on without it, a worker restored elsewhere, a
@@ -253,7 +87,7 @@ static int on_frame(void *ctx, ftmw_conn *c, void *peer, const ftmw_hdr *h,
   (void)ctx;
   ftmw_peer *p = peer;
   if (h->type == FTMW_FRAME_ACTIVATED && p->kind == FTMW_ROLE_SPARE)
-    return on_adopt(c, p, h); /* checked there: it bears the new identity */
+    return ftmw_join_adopt(c, p, h); /* checked there: it bears the new identity */
   /* Fencing: every frame must come from the bound incarnation, to us. */
   if (h->src != p->pid_wire || h->epoch != p->epoch || h->dst != ftmw_self_pid()) {
     ftmw_msg_free_data(payload);
@@ -361,7 +195,7 @@ static int on_frame(void *ctx, ftmw_conn *c, void *peer, const ftmw_hdr *h,
       ftmw_peer_down(p, 0, "protocol error: unexpected ACTIVATE");
       return 1;
     }
-    on_activate(c, p, h);
+    ftmw_join_activate(c, p, h);
     return 0;
   default:
     ftmw_peer_down(p, 0, "protocol error: unexpected frame");
@@ -515,7 +349,7 @@ static void on_tick(void *ctx, uint64_t now) {
 }
 
 static const ftmw_link_ops link_ops = {
-    .on_hello = on_hello,
+    .on_hello = ftmw_join_hello,
     .on_frame = on_frame,
     .on_down = on_down,
     .on_quiet = on_quiet,
@@ -669,21 +503,10 @@ static void run_submitted(void) {
   }
 }
 
-/* Tells the link who this process is, now (at start, and when a spare
- * becomes a worker). */
-static void link_self(void) {
-  ftmw_hello self = {.role = (uint32_t)job.role,
-                     .id = (uint32_t)job.id,
-                     .epoch = job.epoch,
-                     .at = my_place};
-  ftmw_link_set_self(&link_, &self, ftmw_self_pid());
-}
-
 int ftmw_transport_start(int listen) {
   /* Traced from its first event on: the loop may trace from now on, on
    * either thread. */
   ftmw_trace_open(job.cfg.trace);
-  ftmw_proc_self(&my_place, job.host);
   if (ftmw_loop_init(&st.lock, run_submitted,
                      2 * (uint64_t)job.cfg.heartbeat_ms) != 0)
     return FT_ERR_INTERNAL;
@@ -692,7 +515,7 @@ int ftmw_transport_start(int listen) {
                        .max_message = job.cfg.max_message};
   memcpy(cfg.secret, job.secret, sizeof(cfg.secret));
   ftmw_link_init(&link_, ftmw_loop(), &st.lock, &cfg, &link_ops, NULL);
-  link_self();
+  ftmw_join_start(&link_);
   if (listen) {
     int rc = ftmw_link_listen(&link_, st.listen_ip, &st.listen_port);
     if (rc != 0) {

@@ -63,7 +63,4 @@ typedef int (*ftmw_frame_fn)(ftmw_peer *p, const ftmw_hdr *h, void *payload);
  * the transport knowing it. Set before ftmw_transport_start. */
 void ftmw_transport_route(int type, ftmw_frame_fn fn);
 
-/* Where this process runs (set by ftmw_transport_start). */
-const ftmw_place *ftmw_transport_self(void);
-
 #endif

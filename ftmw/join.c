@@ -1,0 +1,195 @@
+/* Who a connection is (join.h): HELLO and WELCOME, a replica's adoption
+ * of a restored worker, a spare's activation. */
+#include "join.h"
+
+#include "down.h"
+#include "ftmw_impl.h"
+#include "localproc.h"
+#include "loop.h"
+#include "match.h"
+#include "op.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Where this process runs, read at ftmw_join_start (ftmw_job.host set). */
+static ftmw_place my_place;
+/* The transport's link, told who this process is. */
+static ftmw_link *link_of_self;
+
+const ftmw_place *ftmw_self_place(void) { return &my_place; }
+
+/* Tells the link who this process is, now (at start, and when a spare
+ * becomes a worker). */
+static void link_self(void) {
+  ftmw_hello self = {.role = (uint32_t)ftmw_job.role,
+                     .id = (uint32_t)ftmw_job.id,
+                     .epoch = ftmw_job.epoch,
+                     .at = my_place};
+  ftmw_link_set_self(link_of_self, &self, ftmw_self_pid());
+}
+
+void ftmw_join_start(ftmw_link *link) {
+  ftmw_proc_self(&my_place, ftmw_job.host);
+  link_of_self = link;
+  link_self();
+}
+
+/* Accepts the HELLO on c, telling the peer where this process runs. */
+static void send_welcome(ftmw_conn *c) {
+  uint8_t payload[FTMW_WELCOME_SIZE];
+  ftmw_wire_encode_welcome(payload, &my_place);
+  ftmw_link_send(c, FTMW_FRAME_WELCOME, 0, 0, 0, payload, sizeof(payload));
+}
+
+/* A replica (or a master that took over) adopts connection c as worker
+ * w's incarnation e, which the process announced itself: a spare's
+ * ACTIVATED, or a spawned worker's HELLO. The primary's ft_restore made
+ * it, after every replica had finished its exchanges with the old
+ * incarnation; what that one left queued is dropped, as the primary
+ * dropped it. welcome: answer a HELLO (before w is seen alive). */
+static void adopt(ftmw_conn *c, ftmw_peer *w, uint32_t e, int from_spare,
+                  const ftmw_place *at, int welcome) {
+  if (w->conn != NULL)
+    ftmw_peer_down(w, 0, "replaced by the primary's ft_restore");
+  ftmw_link_bind(c, w, w->pid_wire, &w->at);
+  w->conn = c;
+  if (welcome)
+    send_welcome(c);
+  uv_mutex_lock(&ftmw_st.lock);
+  int dropped = ftmw_match_drop(w);
+  ftmw_peer_begin_locked(w, e, FTMW_PEER_ALIVE, "adopted");
+  w->fin = 0;
+  w->from_spare = from_spare;
+  ftmw_peer_place_locked(w, at);
+  ftmw_loop_wake_locked();
+  uv_mutex_unlock(&ftmw_st.lock);
+  ftmw_trace("adopted", "\"peer\":%d,\"peer_epoch\":%u,\"spare\":%d,"
+             "\"dropped\":%d", w->id, e, from_spare - 1, dropped);
+}
+
+/* Worker p, restored without waiting for it, has joined on c: the frames
+ * that waited for it go first, in order, then its restore is done. */
+static void joined_late(ftmw_peer *p, ftmw_conn *c) {
+  ftmw_qnode q;
+  uv_mutex_lock(&ftmw_st.lock);
+  ftmw_q_move(&p->pending, &q);
+  p->join_by = 0;
+  p->unjoined = 0;
+  ftmw_loop_wake_locked(); /* ft_finalize waits for it */
+  uv_mutex_unlock(&ftmw_st.lock);
+  while (!ftmw_q_empty(&q)) {
+    ftmw_out *outs[FTMW_LINK_BATCH_MAX];
+    unsigned n = 0;
+    while (n < FTMW_LINK_BATCH_MAX && !ftmw_q_empty(&q)) {
+      ftmw_op *op = FTMW_CONTAINER_OF(ftmw_q_head(&q), ftmw_op, node);
+      ftmw_q_remove(&op->node);
+      outs[n++] = &op->out;
+    }
+    ftmw_link_write(c, outs, n);
+  }
+  double ms = (uv_hrtime() - p->restore_t0) / 1e6;
+  ftmw_trace("restore_finished", "\"peer\":%d,\"peer_epoch\":%u,\"ms\":%.3f",
+             p->id, p->epoch, ms);
+  ftmw_log("worker %d restored (incarnation %u, pid %d on %s) in %.1f ms", p->id,
+           p->epoch, (int)p->at.pid, p->at.host, ms);
+}
+
+/* A HELLO with the job's secret (link.h): who the process says it is. */
+int ftmw_join_hello(void *ctx, ftmw_conn *c, const ftmw_hello *hello,
+                    const char **reject) {
+  (void)ctx;
+  const ftmw_hello m = *hello;
+  ftmw_peer *p = NULL;
+  if (m.role == FTMW_ROLE_WORKER && m.id >= 1 && (int)m.id <= ftmw_job.W)
+    p = &ftmw_st.workers[m.id];
+  else if (m.role == FTMW_ROLE_SPARE && (int)m.id < ftmw_job.S)
+    p = &ftmw_st.spares[m.id];
+  else if (m.role == FTMW_ROLE_MASTER && (int)m.id > ftmw_job.id && (int)m.id <= ftmw_job.M &&
+           ftmw_job.role == FTMW_ROLE_MASTER)
+    p = &ftmw_st.masters[m.id]; /* a replica after this master in the order */
+  if (p == NULL) {
+    *reject = "unknown process identity";
+    return -1;
+  }
+  uv_mutex_lock(&ftmw_st.lock);
+  int ok = p->state == FTMW_PEER_JOINING && p->epoch == m.epoch && p->conn == NULL;
+  /* A master with replicas meets a worker the primary spawned by
+   * ft_restore: a later incarnation than it knows. */
+  int later = ftmw_job.M > 0 && m.role == FTMW_ROLE_WORKER && m.epoch > p->epoch &&
+              ftmw_job.mode == FTMW_MODE_SPAWN;
+  uv_mutex_unlock(&ftmw_st.lock);
+  if (!ok && later) {
+    adopt(c, p, m.epoch, 0, &m.at, 1);
+    return 0;
+  }
+  if (!ok) {
+    *reject = "stale or duplicate incarnation";
+    return -1;
+  }
+  ftmw_link_bind(c, p, p->pid_wire, &p->at);
+  p->conn = c;
+  /* WELCOME is written before the application can see p alive: a master
+   * killed just after ft_init has still welcomed everyone. */
+  send_welcome(c);
+  uv_mutex_lock(&ftmw_st.lock);
+  ok = p->state == FTMW_PEER_JOINING; /* not given up on meanwhile */
+  int late = ok && ftmw_peer_restoring(p);
+  if (ok) {
+    ftmw_peer_set_locked(p, FTMW_PEER_ALIVE, "joined");
+    ftmw_peer_place_locked(p, &m.at);
+    ftmw_loop_wake_locked();
+  }
+  uv_mutex_unlock(&ftmw_st.lock);
+  if (!ok) {
+    ftmw_peer_down(p, 0, "joined too late");
+    return 1;
+  }
+  if (late)
+    joined_late(p, c);
+  char name[32];
+  ftmw_trace("connect", "\"peer\":\"%s\",\"peer_epoch\":%u,\"peer_pid\":%d",
+             ftmw_peer_name(p, name, sizeof(name)), p->epoch, (int)p->at.pid);
+  return 0;
+}
+
+void ftmw_join_activate(ftmw_conn *c, ftmw_peer *p, const ftmw_hdr *h) {
+  /* Armed for the worker it becomes before the application can run on. */
+  ftmw_fault_arm(ftmw_job.cfg.fault, 0, h->tag, (uint32_t)h->seq);
+  uv_mutex_lock(&ftmw_st.lock);
+  ftmw_job.role = FTMW_ROLE_WORKER;
+  ftmw_job.id = h->tag;
+  ftmw_job.epoch = (uint32_t)h->seq;
+  ftmw_st.activated = 1;
+  ftmw_loop_wake_locked();
+  uv_mutex_unlock(&ftmw_st.lock);
+  link_self(); /* its frames now bear the worker's identity */
+  /* Every other master learns it too, before anything this worker sends
+   * it: replicas adopt the connection as the new incarnation. */
+  for (int k = 0; k <= ftmw_job.M; k++) {
+    ftmw_peer *m = &ftmw_st.masters[k];
+    if (m == p || (m->conn != NULL && ftmw_peer_is_up(m)))
+      ftmw_link_send(m == p ? c : m->conn, FTMW_FRAME_ACTIVATED, h->tag,
+                     h->seq, 0, NULL, 0);
+  }
+  ftmw_trace("activated", NULL);
+}
+
+/* ACTIVATED from spare sp to a replica: the primary's ft_restore made
+ * it worker tag, incarnation seq, and its frames now say so. */
+int ftmw_join_adopt(ftmw_conn *c, ftmw_peer *sp, const ftmw_hdr *h) {
+  int r = h->tag;
+  uint32_t e = (uint32_t)h->seq;
+  if (ftmw_job.role != FTMW_ROLE_MASTER || r < 1 || r > ftmw_job.W ||
+      h->src != (uint32_t)r || h->epoch != e || h->dst != ftmw_self_pid() ||
+      e <= ftmw_st.workers[r].epoch) {
+    ftmw_peer_down(sp, 0, "protocol error: unexpected ACTIVATED");
+    return 1;
+  }
+  uv_mutex_lock(&ftmw_st.lock);
+  ftmw_peer_set_locked(sp, FTMW_PEER_FINISHED, "activated");
+  uv_mutex_unlock(&ftmw_st.lock);
+  sp->conn = NULL;
+  adopt(c, &ftmw_st.workers[r], e, sp->id + 1, &sp->at, 0);
+  return 0;
+}
