@@ -29,7 +29,7 @@ const ftmw_leave_info ftmw_leave_reasons[FTMW_LEAVE_REASONS] = {
                              "primary decided: it cannot follow"},
     [FTMW_LEAVE_NO_MEMORY] = {"no_memory", 70, 0, 0, 0,
                               "`replica.c` `keep_outcome`, "
-                              "`farm_task.c` `must`",
+                              "`farm_task.c` `ftmw_farm_must`",
                               "master", "out of memory for what every "
                               "master must hold alike (an exchange's "
                               "outcome for the replicas, the farm's "
@@ -66,7 +66,7 @@ const ftmw_leave_info ftmw_leave_reasons[FTMW_LEAVE_REASONS] = {
                               "record: no trace file yet)"},
     [FTMW_LEAVE_INIT_FAILED] = {"init_failed", 1, 0, 1, 1,
                                 "`error.c` `ftmw_fail`, `mpi/init.c` "
-                                "`MPI_Init`",
+                                "`start`",
                                 "any process",
                                 "its program called FTMW after `ft_init` "
                                 "failed (the reason was said then), or "
