@@ -10,6 +10,15 @@
  * The shim ignores hydra's SIGUSR1 failure notice (the rank has its own
  * handler) and passes the usual termination signals on to the rank.
  *
+ * Under Open MPI it also turns ftmwrun's stop into the rank's SIGTERM:
+ * a SIGTERM to mpirun reaches the ranks only odls_base_sigkill_timeout
+ * seconds later, followed by SIGKILL within milliseconds (Open MPI 4.1:
+ * SIGCONT, the wait, SIGTERM, SIGKILL), which leaves a master no time to
+ * end; mpirun passes FTMW_STOP_SIGNAL on at once to every process of the
+ * job (ftmwrun: ess_base_forward_signals), the shim gives its rank
+ * SIGTERM, and FTMW's grace applies (FT_TERM_GRACE_MS). The rank itself
+ * ignores FTMW_STOP_SIGNAL, which may reach its process group too.
+ *
  * It also tells the masters of a rank that dies before it has connected to
  * them (in MPI_Init, or in ft_init: there is no connection yet whose loss
  * they could see). With FTMW_DEATH_DIR set (ftmwrun sets it, in the
@@ -31,11 +40,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#ifndef FTMW_STOP_SIGNAL
+#define FTMW_STOP_SIGNAL 61 /* SIGRTMAX - 3 on Linux; set by the build */
+#endif
+
 static volatile pid_t child;
 
 static void forward(int sig) {
   if (child > 0)
-    kill(child, sig);
+    kill(child, sig == FTMW_STOP_SIGNAL ? SIGTERM : sig);
 }
 
 /* The death notice: written whole under a temporary name, then renamed,
@@ -77,7 +90,8 @@ int main(int argc, char **argv) {
   /* The handlers are in place before the child exists, and the signals
    * held until it does: none sent meanwhile is lost, or kills the shim
    * and leaves the child behind. The child gets back the defaults. */
-  const int fwd[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR2, SIGCONT};
+  const int fwd[] = {SIGTERM, SIGINT,  SIGHUP,          SIGQUIT,
+                     SIGUSR2, SIGCONT, FTMW_STOP_SIGNAL};
   const size_t nfwd = sizeof(fwd) / sizeof(fwd[0]);
   sigset_t hold, was;
   sigemptyset(&hold);
@@ -97,7 +111,7 @@ int main(int argc, char **argv) {
   }
   if (child == 0) {
     for (size_t i = 0; i < nfwd; i++)
-      signal(fwd[i], SIG_DFL);
+      signal(fwd[i], fwd[i] == FTMW_STOP_SIGNAL ? SIG_IGN : SIG_DFL);
     signal(SIGUSR1, SIG_DFL);
     sigprocmask(SIG_SETMASK, &was, NULL);
     execvp(argv[1], argv + 1);
