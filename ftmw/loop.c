@@ -35,7 +35,7 @@ static struct {
   uv_async_t async; /* hurries a running I/O thread */
   uv_thread_t thread;
   uv_mutex_t *lock;
-  void (*submitted)(void);
+  ftmw_loop_work work;
   uint64_t stale_ms;
   uint64_t linger_ns; /* see io_thread */
   uv_mutex_t owner;
@@ -78,9 +78,19 @@ static void wait_timer_cb(uv_timer_t *t) {
   lp.wait_expired = 1;
 }
 
+/* Takes the work queued for the loop and carries it out (the loop's
+ * owner, lock not held). */
+static void run_submitted(void) {
+  ftmw_qnode work;
+  uv_mutex_lock(lp.lock);
+  lp.work.take_locked(&work);
+  uv_mutex_unlock(lp.lock);
+  lp.work.run(&work);
+}
+
 static void async_cb(uv_async_t *a) {
   (void)a;
-  lp.submitted();
+  run_submitted();
 }
 
 /* A write to a dead peer must fail with EPIPE on an application thread
@@ -185,6 +195,8 @@ static void io_resume_locked(int kick, int timer_ms) {
 int ftmw_loop_wait_locked(int (*done)(const void *), const void *arg,
                           int64_t ms) {
   lp.inside++;
+  ftmw_qnode work; /* taken under the lock held now: one acquisition less */
+  lp.work.take_locked(&work);
   uv_mutex_unlock(lp.lock);
   loop_enter();
   /* A process whose loop has not run for a while (stopped, starved) reads
@@ -192,7 +204,7 @@ int ftmw_loop_wait_locked(int (*done)(const void *), const void *arg,
    * FENCE then ends it before anything it was about to send goes out. */
   if (ftmw_now_ms() - lp.last_ran > lp.stale_ms)
     uv_run(&lp.loop, UV_RUN_NOWAIT);
-  lp.submitted();
+  lp.work.run(&work);
   lp.wait_expired = 0;
   if (ms >= 0) {
     uv_update_time(&lp.loop); /* the timer counts from the loop's clock */
@@ -205,12 +217,13 @@ int ftmw_loop_wait_locked(int (*done)(const void *), const void *arg,
     uv_mutex_lock(lp.lock);
   }
   int rc = done(arg) ? 0 : -1;
-  uv_mutex_unlock(lp.lock);
+  /* The lock is kept while the loop is given back (the owner mutex is
+   * released under it: only its taking has an order, owner first): one
+   * acquisition a wait less. */
   if (ms >= 0)
     uv_timer_stop(&lp.wait_timer);
   int timer_ms;
   int kick = loop_leave(&timer_ms);
-  uv_mutex_lock(lp.lock);
   lp.left_at = uv_hrtime();
   if (--lp.inside == 0)
     io_resume_locked(kick, timer_ms);
@@ -297,14 +310,17 @@ static void io_thread(void *arg) {
     timeout = 0;
     if (uv_mutex_trylock(&lp.owner) != 0)
       continue;
+    ftmw_qnode work;
     uv_mutex_lock(lp.lock);
     int inside = lp.inside;
+    if (inside == 0)
+      lp.work.take_locked(&work);
     uv_mutex_unlock(lp.lock);
     if (inside > 0) {
       uv_mutex_unlock(&lp.owner);
       continue;
     }
-    lp.submitted();
+    lp.work.run(&work);
     int alive = uv_run(&lp.loop, UV_RUN_NOWAIT);
     /* Watchers its callbacks started enter the epoll set at the next
      * pass, which must come before this thread sleeps on that set. */
@@ -316,10 +332,10 @@ static void io_thread(void *arg) {
   }
 }
 
-int ftmw_loop_init(uv_mutex_t *lock, void (*submitted)(void),
+int ftmw_loop_init(uv_mutex_t *lock, const ftmw_loop_work *work,
                    uint64_t stale_ms) {
   lp.lock = lock;
-  lp.submitted = submitted;
+  lp.work = *work;
   lp.stale_ms = stale_ms;
   /* Within a quarter of the stall bound, so that the loop's ticks never
    * look late for it (FT_HEARTBEAT_MS of 20 ms or less). */

@@ -11,12 +11,30 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "queue.h"
+
+/* The work queued for the loop, in two steps: take_locked moves it into
+ * a list of the caller's (lock held, the loop perhaps not yet taken), run
+ * carries that list out (the loop's owner, lock not held). A waiting call
+ * takes the work under the lock it holds on entry, and runs it once it
+ * has the loop; the I/O thread does both at each pass. The lists run in
+ * the order they were taken, so frames go out in the order submitted: the
+ * work comes from the application's one thread, which submits nothing
+ * while it waits; the I/O thread runs the list it took in the same pass,
+ * before a waiting call can have the loop, and takes none while a call
+ * waits (the pass finds lp.inside set) but from its async callback, which
+ * finds nothing new. */
+typedef struct ftmw_loop_work {
+  void (*take_locked)(ftmw_qnode *into);
+  void (*run)(ftmw_qnode *work);
+} ftmw_loop_work;
+
 /* Creates the loop; nothing runs it yet. lock guards everything both
- * threads touch (the job's one mutex); submitted carries out the work
- * queued for the loop, run by whoever takes it; stale_ms: a waiting call
- * that finds the loop not run for this long (ftmw_loop_ran) reads before
- * it writes. Returns 0, or -1 when libuv could not create it. */
-int ftmw_loop_init(uv_mutex_t *lock, void (*submitted)(void),
+ * threads touch (the job's one mutex); work: the work queued for the
+ * loop, carried out by whoever takes it; stale_ms: a waiting call that
+ * finds the loop not run for this long (ftmw_loop_ran) reads before it
+ * writes. Returns 0, or -1 when libuv could not create it. */
+int ftmw_loop_init(uv_mutex_t *lock, const ftmw_loop_work *work,
                    uint64_t stale_ms);
 
 /* Monotonic milliseconds: the clock of the loop's deadlines. */

@@ -476,18 +476,18 @@ static void stop_all(void) {
   ftmw_loop_close_handles();
 }
 
-/* Carries out the ops submitted so far, in order: run by a waiting call
- * when it takes the loop, and by the I/O thread at each pass (a STOP). */
-static void run_submitted(void) {
-  ftmw_qnode work;
-  uv_mutex_lock(&st.lock);
-  ftmw_q_move(&st.submit, &work);
-  uv_mutex_unlock(&st.lock);
-  while (!ftmw_q_empty(&work)) {
-    ftmw_op *op = FTMW_CONTAINER_OF(ftmw_q_head(&work), ftmw_op, node);
+/* The ops submitted so far (st.lock held), for run_ops. */
+static void take_ops_locked(ftmw_qnode *into) { ftmw_q_move(&st.submit, into); }
+
+/* Carries out the ops taken, in order: run by a waiting call when it
+ * takes the loop, and by the I/O thread at each pass (loop.h). A STOP
+ * ends the loop's work: what follows it is not carried out. */
+static void run_ops(ftmw_qnode *work) {
+  while (!ftmw_q_empty(work)) {
+    ftmw_op *op = FTMW_CONTAINER_OF(ftmw_q_head(work), ftmw_op, node);
     ftmw_q_remove(&op->node);
     switch (op->kind) {
-    case FTMW_OP_FRAME: do_frames(op, &work); break;
+    case FTMW_OP_FRAME: do_frames(op, work); break;
     case FTMW_OP_CONNECT: do_connect(op); break;
     case FTMW_OP_ACTIVATE: do_activate(op); break;
     case FTMW_OP_FENCE: do_fence(op); break;
@@ -507,7 +507,8 @@ int ftmw_transport_start(int listen) {
   /* Traced from its first event on: the loop may trace from now on, on
    * either thread. */
   ftmw_trace_open(job.cfg.trace);
-  if (ftmw_loop_init(&st.lock, run_submitted,
+  static const ftmw_loop_work work = {take_ops_locked, run_ops};
+  if (ftmw_loop_init(&st.lock, &work,
                      2 * (uint64_t)job.cfg.heartbeat_ms) != 0)
     return FT_ERR_INTERNAL;
   ftmw_link_cfg cfg = {.heartbeat_ms = (uint64_t)job.cfg.heartbeat_ms,
