@@ -91,8 +91,8 @@ static void joined_late(ftmw_peer *p, ftmw_conn *c) {
   double ms = (uv_hrtime() - p->restore_t0) / 1e6;
   ftmw_trace("restore_finished", "\"peer\":%d,\"peer_epoch\":%u,\"ms\":%.3f",
              p->id, p->epoch, ms);
-  ftmw_log("worker %d restored (incarnation %u, pid %d on %s) in %.1f ms", p->id,
-           p->epoch, (int)p->at.pid, p->at.host, ms);
+  ftmw_log("worker %d restored (incarnation %u, pid %d on %s) in %.1f ms",
+           p->id, p->epoch, (int)p->at.pid, p->at.host, ms);
 }
 
 /* A HELLO with the job's secret (link.h): who the process says it is. */
@@ -105,19 +105,20 @@ int ftmw_join_hello(void *ctx, ftmw_conn *c, const ftmw_hello *hello,
     p = &ftmw_st.workers[m.id];
   else if (m.role == FTMW_ROLE_SPARE && (int)m.id < ftmw_job.S)
     p = &ftmw_st.spares[m.id];
-  else if (m.role == FTMW_ROLE_MASTER && (int)m.id > ftmw_job.id && (int)m.id <= ftmw_job.M &&
-           ftmw_job.role == FTMW_ROLE_MASTER)
+  else if (m.role == FTMW_ROLE_MASTER && (int)m.id > ftmw_job.id &&
+           (int)m.id <= ftmw_job.M && ftmw_job.role == FTMW_ROLE_MASTER)
     p = &ftmw_st.masters[m.id]; /* a replica after this master in the order */
   if (p == NULL) {
     *reject = "unknown process identity";
     return -1;
   }
   uv_mutex_lock(&ftmw_st.lock);
-  int ok = p->state == FTMW_PEER_JOINING && p->epoch == m.epoch && p->conn == NULL;
+  int ok =
+      p->state == FTMW_PEER_JOINING && p->epoch == m.epoch && p->conn == NULL;
   /* A master with replicas meets a worker the primary spawned by
    * ft_restore: a later incarnation than it knows. */
-  int later = ftmw_job.M > 0 && m.role == FTMW_ROLE_WORKER && m.epoch > p->epoch &&
-              ftmw_job.mode == FTMW_MODE_SPAWN;
+  int later = ftmw_job.M > 0 && m.role == FTMW_ROLE_WORKER &&
+              m.epoch > p->epoch && ftmw_job.mode == FTMW_MODE_SPAWN;
   uv_mutex_unlock(&ftmw_st.lock);
   if (!ok && later) {
     adopt(c, p, m.epoch, 0, &m.at, 1);

@@ -11,23 +11,23 @@
 #include <unistd.h>
 
 const ftmw_leave_info ftmw_leave_reasons[FTMW_LEAVE_REASONS] = {
-    [FTMW_LEAVE_FENCED] = {"fenced", 3, 0, 0, 0, "`transport.c` `fenced`",
+    [FTMW_LEAVE_FENCED] = {"fenced", 3, 0, 0, 0, 0, "`transport.c` `fenced`",
                            "any process",
                            "a master declared it failed (FENCE): the job "
                            "went on without it; it leaves as if it had "
                            "crashed"},
-    [FTMW_LEAVE_ORPHANED] = {"orphaned", 3, 0, 0, 0, "`transport.c` `on_tick`",
-                             "worker or spare",
+    [FTMW_LEAVE_ORPHANED] = {"orphaned", 3, 0, 0, 0, 0,
+                             "`transport.c` `on_tick`", "worker or spare",
                              "every master is gone, for a timeout"},
-    [FTMW_LEAVE_CUT_OFF] = {"cut_off", 4, 0, 0, 0, "`partition.c`",
+    [FTMW_LEAVE_CUT_OFF] = {"cut_off", 4, 0, 0, 0, 0, "`partition.c`",
                             "master", "it reaches no majority of the "
                             "masters, or no other host: it steps down for "
                             "those that can go on"},
-    [FTMW_LEAVE_DIVERGED] = {"diverged", 70, 0, 0, 0,
+    [FTMW_LEAVE_DIVERGED] = {"diverged", 70, 0, 0, 0, 1,
                              "`replica.c` `diverged`", "replica master",
                              "its program made another call than the "
                              "primary decided: it cannot follow"},
-    [FTMW_LEAVE_NO_MEMORY] = {"no_memory", 70, 0, 0, 0,
+    [FTMW_LEAVE_NO_MEMORY] = {"no_memory", 70, 0, 0, 0, 1,
                               "`replica.c` `keep_outcome`, "
                               "`farm_task.c` `ftmw_farm_must`",
                               "master", "out of memory for what every "
@@ -35,18 +35,18 @@ const ftmw_leave_info ftmw_leave_reasons[FTMW_LEAVE_REASONS] = {
                               "outcome for the replicas, the farm's "
                               "state): its death is a failover, or the "
                               "end of a job without replicas"},
-    [FTMW_LEAVE_FARM_BROKEN] = {"farm_broken", 70, 0, 0, 0,
+    [FTMW_LEAVE_FARM_BROKEN] = {"farm_broken", 70, 0, 0, 0, 1,
                                 "`farm_worker.c` `leave`", "farm worker",
                                 "a TASK it cannot take (malformed, or no "
                                 "memory for it): the master restores it "
                                 "and hands its copies out again"},
-    [FTMW_LEAVE_TERMINATED] = {"terminated", 143, 1, 1, 0, "`term.c` `leave`",
-                               "any process after SIGTERM",
+    [FTMW_LEAVE_TERMINATED] = {"terminated", 143, 1, 1, 0, 1,
+                               "`term.c` `leave`", "any process after SIGTERM",
                                "a worker computing when the primary's "
                                "`ft_finalize` ends the job (at its BYE); "
                                "any process still running "
                                "`FT_TERM_GRACE_MS` after its SIGTERM"},
-    [FTMW_LEAVE_JOB_ENDED] = {"job_ended", -1, 1, 0, 0,
+    [FTMW_LEAVE_JOB_ENDED] = {"job_ended", -1, 1, 0, 0, 1,
                               "`abort.c` `ftmw_abort_poll`",
                               "every process",
                               "the job is ended (`ft_abort`, an ABORT heard, "
@@ -54,29 +54,29 @@ const ftmw_leave_info ftmw_leave_reasons[FTMW_LEAVE_REASONS] = {
                               "peer has closed, or after "
                               "`FTMW_ABORT_WAIT_MS`; the status is "
                               "`ft_abort`'s"},
-    [FTMW_LEAVE_ABORT_NO_JOB] = {"abort_no_job", -1, 0, 1, 0,
+    [FTMW_LEAVE_ABORT_NO_JOB] = {"abort_no_job", -1, 0, 1, 0, 1,
                                  "`api.c` `ft_abort`", "any process",
                                  "`ft_abort` before `ft_init` or after "
                                  "`ft_finalize`: this process only"},
-    [FTMW_LEAVE_ABANDONED] = {"abandoned", 1, 0, 0, 0,
+    [FTMW_LEAVE_ABANDONED] = {"abandoned", 1, 0, 0, 0, 1,
                               "`launch.c` set-up watchdog",
                               "a spawned process, before it is part of "
                               "the job",
                               "the master abandoned its spawn (no set-up "
                               "record: no trace file yet)"},
-    [FTMW_LEAVE_INIT_FAILED] = {"init_failed", 1, 0, 1, 1,
+    [FTMW_LEAVE_INIT_FAILED] = {"init_failed", 1, 0, 1, 1, 1,
                                 "`error.c` `ftmw_fail`, `mpi/init.c` "
                                 "`start`",
                                 "any process",
                                 "its program called FTMW after `ft_init` "
                                 "failed (the reason was said then), or "
                                 "`MPI_Init` under the MPI layer failed"},
-    [FTMW_LEAVE_REFUSED] = {"refused", 3, 0, 0, 0, "`mpi/init.c`",
+    [FTMW_LEAVE_REFUSED] = {"refused", 3, 0, 0, 0, 1, "`mpi/init.c`",
                             "any process under the MPI layer, before "
                             "`main`",
                             "the program is built for the other MPI, or "
                             "is a Fortran program"},
-    [FTMW_LEAVE_SPARE_UNUSED] = {"spare_unused", 0, 0, 1, 1,
+    [FTMW_LEAVE_SPARE_UNUSED] = {"spare_unused", 0, 0, 1, 1, 1,
                                  "`launch.c` `spare_wait`",
                                  "spare never activated",
                                  "the job ended (after `MPI_Finalize`): a "
@@ -124,7 +124,9 @@ void ftmw_leave(int reason, int code, const char *fmt, ...) {
     fflush(stdout);
     fflush(stderr);
   }
-  void (*step)(void) = __atomic_exchange_n(&last_step, NULL, __ATOMIC_ACQ_REL);
+  void (*step)(void) =
+      r->end_mpi ? __atomic_exchange_n(&last_step, NULL, __ATOMIC_ACQ_REL)
+                 : NULL;
   if (step)
     step();
   ftmw_trace("exit", "\"reason\":\"%s\",\"status\":%d", r->name, status);

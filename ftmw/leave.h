@@ -11,7 +11,8 @@
  * test docs.exit_table checks it). A site that has more to say traces
  * its own event first (fenced, diverged, stepped_down, ...). Before it
  * ends the process, it runs the last step set by
- * ftmw_leave_set_last_step (the end of MPI's session, launch.c).
+ * ftmw_leave_set_last_step (the end of MPI's session, launch.c), where
+ * the reason says so.
  *
  * Any thread; no lock held (it takes none). */
 #ifndef FTMW_LEAVE_H
@@ -41,6 +42,9 @@ typedef struct ftmw_leave_info {
   int flush;          /* the program's buffered output is written first */
   int handlers;       /* exit() (the exit handlers run: a normal end),
                          not _exit() */
+  int end_mpi;        /* the MPI session is ended first (the last step,
+                         below); not for a process the job went on
+                         without, which stops at once, as if it crashed */
   const char *where;  /* the source of the call, for the documentation */
   const char *who;    /* which processes */
   const char *why;    /* when */
@@ -58,11 +62,11 @@ void ftmw_leave(int reason, int code, const char *fmt, ...)
  * and when the job ends otherwise (ft_abort, SIGTERM). */
 void ftmw_write_exit_status(int status);
 
-/* step runs once, in ftmw_leave, after the line on stderr, the status
- * and the flush, before the "exit" event and the end: launch.c ends the
- * MPI session there (under MPICH PMI's finalize, which may wait up to
- * FTMW_PMI_WAIT_MS: else hydra counts a death, pmi.h). Set once MPI is
- * initialized; NULL: none. */
+/* step runs once, in ftmw_leave for a reason whose end_mpi is set, after
+ * the line on stderr, the status and the flush, before the "exit" event
+ * and the end: launch.c ends the MPI session there (under MPICH PMI's
+ * finalize, which may wait up to FTMW_PMI_WAIT_MS: else hydra counts a
+ * death, pmi.h). Set once MPI is initialized; NULL: none. */
 void ftmw_leave_set_last_step(void (*step)(void));
 
 #endif

@@ -3,8 +3,9 @@
  * connection is, HELLO and a spare's activation, is join.c's), declares
  * peers failed and fences them, chooses the next primary, and carries out
  * the work the application submits. The link (link.c) owns the sockets;
- * the loop (loop.c) decides which thread runs. Everything here runs on the thread that owns the loop, except
- * ftmw_transport_start/submit/stop and the waits. */
+ * the loop (loop.c) decides which thread runs. Everything here runs on
+ * the thread that owns the loop, except ftmw_transport_start/submit/stop
+ * and the waits. */
 #include "ftmw_impl.h"
 #include "down.h"
 #include "transport.h"

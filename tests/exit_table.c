@@ -20,8 +20,9 @@ static char *table(void) {
     exit(2);
   n += (size_t)snprintf(t + n, cap - n,
                         "| reason (trace `exit`) | status | where | who | why "
-                        "| status recorded for ftmwrun | output flushed |\n"
-                        "|---|---|---|---|---|---|---|\n");
+                        "| status recorded for ftmwrun | output flushed "
+                        "| MPI ended first |\n"
+                        "|---|---|---|---|---|---|---|---|\n");
   for (int i = 0; i < FTMW_LEAVE_REASONS; i++) {
     const ftmw_leave_info *r = &ftmw_leave_reasons[i];
     char status[32];
@@ -30,11 +31,12 @@ static char *table(void) {
     else
       snprintf(status, sizeof(status), "the caller's");
     n += (size_t)snprintf(t + n, cap - n,
-                          "| `%s` | %s%s | %s | %s | %s | %s | %s |\n",
+                          "| `%s` | %s%s | %s | %s | %s | %s | %s | %s |\n",
                           r->name, status,
                           r->handlers ? " (`exit`: a normal end)" : "",
                           r->where, r->who, r->why,
-                          r->record ? "yes" : "no", r->flush ? "yes" : "no");
+                          r->record ? "yes" : "no", r->flush ? "yes" : "no",
+                          r->end_mpi ? "yes" : "no");
     if (n >= cap) {
       fprintf(stderr, "exit_table: the table passes %zu bytes\n", cap);
       exit(2);

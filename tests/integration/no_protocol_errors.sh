@@ -18,12 +18,13 @@ bad=$(grep '"event":"launch","restored":0' "$1" | grep -v '"epoch":0,')
 # after a failure by PMI's finalize, which hydra's proxy must acknowledge
 # (ftmw/pmi.h: else hydra counts a death, and may lose the job's output).
 # So does a process the library ends (an exit event: ft_abort, SIGTERM,
-# a fence), on its way out (leave.h).
+# ...), on its way out (leave.h), but one the job went on without
+# (fenced, orphaned, cut off), which stops at once as if it crashed.
 bad=$(grep '"event":"mpi_end"' "$1" | grep -v '"by":"MPI_Finalize"\|"by":"the program"\|"by":"PMI finalize","acknowledged":1\|"by":"nothing"')
 [ -z "$bad" ] || { echo "$bad"; echo "FAIL: hydra's proxy did not acknowledge PMI's finalize"; exit 1; }
 if [ "${FTMW_MPI:-}" = mpich ] && grep '"event":"mpi_end","by":"nothing"' "$1"; then
   echo "FAIL: under MPICH, a process ended without telling hydra"; exit 1
 fi
-bad=$(sed -n 's/.*"pid":\([0-9]*\),"event":"\(finalize\|mpi_end\|exit\)".*/\1 \2/p' "$1" |
-  awk '{ s[$1] = s[$1] " " $2 } END { for (p in s) if (s[p] ~ / finalize| exit/ && s[p] !~ / mpi_end/) print "pid " p ":" s[p] }')
+bad=$(sed -n 's/.*"pid":\([0-9]*\),"event":"\(finalize\|mpi_end\|exit\)"\(,"reason":"\(fenced\|orphaned\|cut_off\)"\)\{0,1\}.*/\1 \2\4/p' "$1" |
+  awk '{ s[$1] = s[$1] " " $2 } END { for (p in s) if (s[p] ~ / finalize| exit/ && s[p] !~ / mpi_end| exit(fenced|orphaned|cut_off)/) print "pid " p ":" s[p] }')
 [ -z "$bad" ] || { echo "$bad"; echo "FAIL: a process left ft_finalize, or was ended, without ending MPI"; exit 1; }
