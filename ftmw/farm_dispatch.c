@@ -174,11 +174,12 @@ void ftmw_farm_drop_runs(ft_farm *f, int r, int charge) {
 }
 
 /* Worker r failed (a call just reported it): its copies go back, then it
- * is restored, or lost. */
+ * is restored, or lost. Copies handed to an incarnation that never joined
+ * (restored without waiting, its spawn failed) never ran: not charged. */
 void ftmw_farm_worker_died(ft_farm *f, int r) {
   worker *w = &f->w[r];
   f->s.worker_failures++;
-  ftmw_farm_drop_runs(f, r, 1);
+  ftmw_farm_drop_runs(f, r, ftmw_worker_joined(r));
   int restored = f->o.restore && ft_restore(r);
   f->stale = 1; /* a spawn blocks: copies handed out next start then */
   if (restored) {

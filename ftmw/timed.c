@@ -69,3 +69,13 @@ int ftmw_worker_pending(int rank) {
   uv_mutex_unlock(&st.lock);
   return pending;
 }
+
+int ftmw_worker_joined(int rank) {
+  ftmw_peer *p = ftmw_master_peer(rank);
+  if (p == NULL)
+    return 1;
+  uv_mutex_lock(&st.lock);
+  int joined = p->unjoined == 0; /* restore.c counts, join.c clears */
+  uv_mutex_unlock(&st.lock);
+  return joined;
+}

@@ -32,4 +32,11 @@ int ftmw_fence_worker(int rank, const char *why);
  * is the same in every master. */
 int ftmw_worker_pending(int rank);
 
+/* Whether worker rank's last incarnation ever joined: 0 when it was
+ * restored without waiting for it and failed before it joined (its spawn
+ * failed or was abandoned, or it did not connect in time), so that what
+ * it was handed never ran. Still so after the failure, until the next
+ * restore. Always 1 with replicas (their restores wait for the join). */
+int ftmw_worker_joined(int rank);
+
 #endif
