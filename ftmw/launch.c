@@ -475,7 +475,8 @@ static void watchdog_stop(void) {
 
 /* Ends this process's MPI session, once: at the end of ft_finalize, or,
  * for a process the library ends meanwhile (ftmw_leave: ft_abort, a
- * SIGTERM, a fence), on its way out. Any thread; the first caller wins,
+ * SIGTERM; not one the job went on without, leave.c's end_mpi), on its
+ * way out. Any thread; the first caller wins,
  * so a leave on the I/O thread never touches an MPI the application
  * thread is finalizing. */
 static int mpi_ended; /* atomic */

@@ -40,8 +40,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#ifndef FTMW_STOP_SIGNAL
-#define FTMW_STOP_SIGNAL 61 /* SIGRTMAX - 3 on Linux; set by the build */
+#ifndef FTMW_STOP_SIGNAL /* the build's, shared with ftmwrun */
+#error "FTMW_STOP_SIGNAL: set by CMakeLists.txt"
 #endif
 
 static volatile pid_t child;
