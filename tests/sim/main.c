@@ -1,0 +1,616 @@
+/* ftmw-sim: runs the real library's protocol for many seeded schedules
+ * and checks what every run must hold (see sim.h for how).
+ *
+ *   ftmw-sim --seeds N [--seed S] [--jobs J] [--verbose] [--lib PATH]
+ *
+ * Seed S (default 1) and the N-1 after it each draw a job (1 to 4 workers,
+ * 0 to 2 master replicas, 0 to 2 spares, 4 to 24 tasks), network delays,
+ * and faults (workers and masters that crash, or whose host goes silent),
+ * then run the thesis' farm in it: the master sends each worker a task,
+ * receives results from FT_ANY_SOURCE, gives the sender the next task, and
+ * restores a worker reported failed, sending it again what it held. Each
+ * schedule runs in a child process of its own. A run passes when:
+ *   - every process ends (no deadlock, within the virtual time bound);
+ *   - every master's program saw the same sequence of call outcomes (the
+ *     shorter sequence, of a master that died, a prefix of the longer);
+ *   - the master that ends as primary got every task's right result,
+ *     exactly once, and exactly one master says it ends as primary;
+ *   - no process ended with a status other than 0, except those crashed.
+ * It prints "N schedules, P passed, F failed", and for each failure its
+ * seed and why; --seed S --seeds 1 --verbose replays one, step by step. */
+#define _GNU_SOURCE
+#include "sim.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ftmw.h"
+
+void sim_seed(uint64_t seed);
+
+#define MAX_TASKS 64
+#define FTMW_SIM_MAX_W 4
+#define MAX_OUTCOMES 4096
+#define TAG_TASK 1
+#define TAG_STOP 2
+#define TAG_RESULT 3
+
+/* The library of one node, as its program calls it. */
+typedef struct {
+  int (*init)(int *, char ***, int *, int *);
+  int (*finalize)(void);
+  int (*send)(const void *, int, FT_Datatype, int, int);
+  int (*recv)(void *, int, FT_Datatype, int, int, FT_Status *);
+  int (*restore)(int);
+  int (*is_primary)(void);
+  int (*error)(void);
+  const char *(*errname)(int);
+} api;
+
+/* What a master's program saw: one entry per call. */
+enum { CALL_SEND = 1, CALL_RECV, CALL_RESTORE, CALL_STOP };
+static const char *const call_names[] = {"?", "send", "recv", "restore", "stop"};
+
+typedef struct {
+  int call, rc, err, source;
+  int64_t task, value;
+} outcome;
+
+typedef struct {
+  api f;
+  int role_master;
+  outcome *seen;
+  int nseen;
+  int ended_primary, in_last_call;
+  int64_t results[MAX_TASKS];
+  int got[MAX_TASKS];
+  char failure[256];
+} program;
+
+/* The job a seed draws. */
+static struct {
+  int W, M, S, tasks;
+  int kills;                 /* how many faults */
+  int kill_node[4];
+  int kill_silent[4];
+  uint64_t kill_at[4];       /* virtual ns */
+  int next_kill;
+  int launched;       /* processes out of ft_init (spares never are) */
+  uint64_t launch_at; /* when the last of them was: faults count from it */
+} job;
+
+static program progs[SIM_MAX_NODES];
+static const char *lib_path;
+static char lib_dir[256];
+
+static int64_t work_of(int64_t task) { return task * 7919 + 13; }
+
+/* --- the programs ------------------------------------------------------------ */
+
+static void fail_prog(program *p, const char *fmt, int a, int b) {
+  if (p->failure[0] == '\0')
+    snprintf(p->failure, sizeof(p->failure), fmt, a, b);
+}
+
+static void note(program *p, int call, int rc, int source, int64_t task,
+                 int64_t value) {
+  if (p->nseen == MAX_OUTCOMES)
+    return;
+  outcome *o = &p->seen[p->nseen++];
+  *o = (outcome){call, rc, rc > 0 ? 0 : p->f.error(), source, task, value};
+  sim_log("node %d: %s #%d rc %d err %d source %d task %" PRId64,
+          sim_node_self()->id, call_names[call], p->nseen - 1, rc, o->err,
+          source, task);
+}
+
+static int compute_ready(void *arg) {
+  (void)arg;
+  return 0;
+}
+
+/* A task's work: it takes virtual time. */
+static void compute(void) {
+  sim_block(compute_ready, NULL, sim_now_ns + 100000 + sim_below(2000000));
+}
+
+static void worker(program *p) {
+  for (;;) {
+    int64_t task;
+    FT_Status st;
+    int rc = p->f.recv(&task, 1, FT_LONG_LONG, 0, FT_ANY_TAG, &st);
+    if (rc != 1 || st.tag == TAG_STOP)
+      break;
+    compute();
+    int64_t out[2] = {task, work_of(task)};
+    if (p->f.send(out, 2, FT_LONG_LONG, 0, TAG_RESULT) != 2)
+      break;
+  }
+  p->f.finalize();
+}
+
+/* The thesis' farm, with a master's bookkeeping of who holds what. */
+static void master(program *p, int W) {
+  int64_t holds[FTMW_SIM_MAX_W + 1], queue[MAX_TASKS];
+  int nqueue = 0, gone[FTMW_SIM_MAX_W + 1] = {0}, live = W;
+  int64_t next = 0;
+  int done = 0;
+  for (int64_t t = job.tasks - 1; t >= 0; t--)
+    queue[nqueue++] = t;
+  (void)next;
+  for (int w = 1; w <= W; w++)
+    holds[w] = -1;
+  for (int w = 1; w <= W && nqueue > 0; w++) {
+    holds[w] = queue[--nqueue];
+    int rc = p->f.send(&holds[w], 1, FT_LONG_LONG, w, TAG_TASK);
+    note(p, CALL_SEND, rc, w, holds[w], 0);
+  }
+  while (done < job.tasks && live > 0) {
+    int64_t r[2] = {-1, -1};
+    FT_Status st;
+    int rc = p->f.recv(r, 2, FT_LONG_LONG, FT_ANY_SOURCE, TAG_RESULT, &st);
+    note(p, CALL_RECV, rc, st.source, r[0], r[1]);
+    int w = st.source;
+    if (rc == 2) {
+      if (w < 1 || w > W || r[0] < 0 || r[0] >= job.tasks) {
+        fail_prog(p, "a result from %d for task %d", w, (int)r[0]);
+        break;
+      }
+      if (p->got[r[0]]++)
+        fail_prog(p, "task %d's result came twice (from %d)", (int)r[0], w);
+      if (r[1] != work_of(r[0]))
+        fail_prog(p, "task %d's result is wrong (from %d)", (int)r[0], w);
+      if (holds[w] != r[0])
+        fail_prog(p, "worker %d answered task %d, not the one it holds",
+                  w, (int)r[0]);
+      p->results[r[0]] = r[1];
+      done++;
+      holds[w] = -1;
+      if (nqueue > 0) {
+        holds[w] = queue[--nqueue];
+        int s = p->f.send(&holds[w], 1, FT_LONG_LONG, w, TAG_TASK);
+        note(p, CALL_SEND, s, w, holds[w], 0);
+        if (s != 1)
+          goto failed; /* reported at the send: restore now */
+      }
+      continue;
+    }
+    if (p->f.error() != FT_ERR_PEER_FAILED || w < 1 || w > W) {
+      fail_prog(p, "ft_recv(FT_ANY_SOURCE): %d, error %d", rc, p->f.error());
+      break;
+    }
+  failed:
+    /* Worker w failed: start it again and give it back what it held, or
+     * put that back in the queue for the others. */
+    for (;;) {
+      int ok = p->f.restore(w);
+      note(p, CALL_RESTORE, ok, w, holds[w], 0);
+      if (!ok) {
+        gone[w] = 1;
+        live--;
+        if (holds[w] >= 0)
+          queue[nqueue++] = holds[w];
+        holds[w] = -1;
+        /* An idle worker takes it. */
+        for (int v = 1; v <= W && nqueue > 0; v++)
+          if (!gone[v] && holds[v] < 0) {
+            holds[v] = queue[--nqueue];
+            int s = p->f.send(&holds[v], 1, FT_LONG_LONG, v, TAG_TASK);
+            note(p, CALL_SEND, s, v, holds[v], 0);
+            if (s != 1) {
+              w = v;
+              goto failed;
+            }
+          }
+        break;
+      }
+      if (holds[w] < 0 && nqueue > 0)
+        holds[w] = queue[--nqueue];
+      if (holds[w] < 0)
+        break;
+      int s = p->f.send(&holds[w], 1, FT_LONG_LONG, w, TAG_TASK);
+      note(p, CALL_SEND, s, w, holds[w], 0);
+      if (s == 1)
+        break;
+    }
+  }
+  for (int w = 1; w <= W; w++)
+    if (!gone[w]) {
+      int64_t stop = -1;
+      int s = p->f.send(&stop, 1, FT_LONG_LONG, w, TAG_STOP);
+      note(p, CALL_STOP, s, w, 0, 0);
+    }
+  /* The answer is written where this returns 1: a master that crashes
+   * inside the call may take it along (in_last_call). */
+  p->in_last_call = 1;
+  p->ended_primary = p->f.is_primary();
+  p->in_last_call = 0;
+  if (done < job.tasks && p->failure[0] == '\0')
+    fail_prog(p, "the farm ended with %d of %d tasks done", done, job.tasks);
+  p->f.finalize();
+}
+
+static void app(void *arg) {
+  sim_node *n = arg;
+  program *p = n->user;
+  int argc = 1, rank = -1, W = 0;
+  char *args[] = {"ftmw-sim", NULL}, **argv = args;
+  int rc = p->f.init(&argc, &argv, &rank, &W);
+  if (rc < 0) {
+    fail_prog(p, "ft_init failed (%d, rank %d)", rc, rank);
+    sim_exit_self(1);
+  }
+  sim_log("node %d: ft_init %d, rank %d", n->id, rc, rank);
+  if (rc == 1)
+    job.launched++;
+  if (rank == 0) {
+    p->role_master = 1;
+    master(p, W);
+  } else {
+    worker(p);
+  }
+  sim_exit_self(0);
+}
+
+/* --- faults ----------------------------------------------------------------- */
+
+static void faults(void) {
+  if (job.launched < 1 + job.W + job.M) {
+    sim_hook_due = 0; /* faults come once the job has started */
+    return;
+  }
+  if (job.launch_at == 0) {
+    job.launch_at = sim_now_ns;
+    for (int k = 0; k < job.kills; k++)
+      job.kill_at[k] += sim_now_ns;
+  }
+  while (job.next_kill < job.kills &&
+         sim_now_ns >= job.kill_at[job.next_kill]) {
+    int k = job.next_kill++;
+    sim_node *n = &sim_nodes[job.kill_node[k]];
+    if (n->alive)
+      sim_kill_node(n, job.kill_silent[k]);
+  }
+  sim_hook_due = job.next_kill < job.kills ? job.kill_at[job.next_kill] : 0;
+}
+
+/* --- one schedule ------------------------------------------------------------- */
+
+static void *load(int k) {
+  char path[300];
+  snprintf(path, sizeof(path), "%s/node%d.so", lib_dir, k);
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (h == NULL) {
+    fprintf(stderr, "ftmw-sim: %s\n", dlerror());
+    exit(2);
+  }
+  return h;
+}
+
+#define SYM(h, name) dlsym(h, name)
+
+static void bind(api *f, void *h) {
+  f->init = SYM(h, "ft_init");
+  f->finalize = SYM(h, "ft_finalize");
+  f->send = SYM(h, "ft_send");
+  f->recv = SYM(h, "ft_recv");
+  f->restore = SYM(h, "ft_restore");
+  f->is_primary = SYM(h, "ft_is_primary");
+  f->error = SYM(h, "ft_error");
+  f->errname = SYM(h, "ft_errname");
+  if (!f->init || !f->finalize || !f->send || !f->recv || !f->restore ||
+      !f->is_primary || !f->error || !f->errname) {
+    fprintf(stderr, "ftmw-sim: the library lacks a call\n");
+    exit(2);
+  }
+}
+
+static void draw_job(void) {
+  job.W = 1 + (int)sim_below(FTMW_SIM_MAX_W);
+  job.M = (int)sim_below(3);
+  job.S = (int)sim_below(3);
+  job.tasks = 4 + (int)sim_below(21);
+  sim_net_min_ns = 10000 + sim_below(50000);
+  sim_net_max_ns = sim_net_min_ns + sim_below(1000000);
+  /* Faults: workers (never all of them for good), and with replicas
+   * masters, at most one fewer than there are. */
+  int n = 1 + job.W + job.M + job.S;
+  int worker_kills = 0, master_kills = 0;
+  job.kills = (int)sim_below(4);
+  for (int k = 0; k < job.kills; k++) {
+    int victim;
+    /* With three masters or more, a majority of them must live on (the
+     * majority rule: else the rest step down, as they must). */
+    int master_max = job.M >= 2 ? job.M / 2 : job.M;
+    if (master_max > master_kills && sim_below(3) == 0) {
+      victim = master_kills == 0 ? 0 : job.W + (int)sim_below((uint64_t)job.M) + 1;
+      master_kills++;
+    } else if (worker_kills < job.W - 1 + job.S) {
+      victim = 1 + (int)sim_below((uint64_t)job.W);
+      worker_kills++;
+    } else {
+      job.kills = k;
+      break;
+    }
+    job.kill_node[k] = victim < n ? victim : 1;
+    job.kill_silent[k] = sim_below(4) == 0;
+    job.kill_at[k] = sim_below(60 * SIM_NS_PER_MS); /* after the launch */
+  }
+  /* In time order. */
+  for (int i = 0; i < job.kills; i++)
+    for (int j = i + 1; j < job.kills; j++)
+      if (job.kill_at[j] < job.kill_at[i]) {
+        uint64_t t = job.kill_at[i];
+        job.kill_at[i] = job.kill_at[j], job.kill_at[j] = t;
+        int v = job.kill_node[i];
+        job.kill_node[i] = job.kill_node[j], job.kill_node[j] = v;
+        v = job.kill_silent[i];
+        job.kill_silent[i] = job.kill_silent[j], job.kill_silent[j] = v;
+      }
+}
+
+static void set_env(const char *name, int v) {
+  char s[32];
+  snprintf(s, sizeof(s), "%d", v);
+  setenv(name, s, 1);
+}
+
+/* Checks the invariants once the run is over. */
+static int check(char *why, size_t len) {
+  int primaries = 0, lost_in_last_call = 0;
+  program *last = NULL;
+  for (int i = 0; i < sim_nnodes; i++) {
+    sim_node *n = &sim_nodes[i];
+    program *p = &progs[i];
+    if (p->failure[0]) {
+      snprintf(why, len, "node %d: %s", i, p->failure);
+      return -1;
+    }
+    if (n->exited && n->status != 0 && !n->crashed) {
+      snprintf(why, len, "node %d exited with status %d", i, n->status);
+      return -1;
+    }
+    if (p->role_master && p->ended_primary) {
+      primaries++;
+      last = p;
+    }
+    if (p->role_master && n->crashed && p->in_last_call)
+      lost_in_last_call = 1;
+  }
+  /* The same outcomes at every master. The masters that live to the end
+   * (the reference: the longest of them) saw the same calls; a master
+   * that crashed saw the same up to its last call, which may have
+   * succeeded where the others, which took over, saw its worker failed:
+   * its effects went nowhere (the worker is gone). */
+  program *ref = NULL;
+  for (int i = 0; i < sim_nnodes; i++)
+    if (progs[i].role_master && !sim_nodes[i].crashed &&
+        (!ref || progs[i].nseen > ref->nseen))
+      ref = &progs[i];
+  for (int i = 0; ref && i < sim_nnodes; i++) {
+    program *p = &progs[i];
+    if (!p->role_master)
+      continue;
+    for (int k = 0; k < p->nseen && k < ref->nseen; k++) {
+      const outcome *a = &p->seen[k], *b = &ref->seen[k];
+      if (memcmp(a, b, sizeof(outcome)) == 0)
+        continue;
+      if (sim_nodes[i].crashed && k == p->nseen - 1 && a->call == b->call &&
+          a->source == b->source && b->rc == 0 && b->err == FT_ERR_PEER_FAILED)
+        continue;
+      snprintf(why, len,
+               "masters diverge at call %d: node %d saw %s rc %d err %d "
+               "source %d task %" PRId64 ", node %d saw %s rc %d err %d "
+               "source %d task %" PRId64,
+               k, i, call_names[a->call], a->rc, a->err, a->source, a->task,
+               (int)(ref - progs), call_names[b->call], b->rc, b->err,
+               b->source, b->task);
+      return -1;
+    }
+  }
+  if (primaries == 0 && lost_in_last_call)
+    return 0; /* the primary crashed as it was told it is: no answer */
+  if (primaries != 1) {
+    snprintf(why, len, "%d masters ended as primary", primaries);
+    return -1;
+  }
+  for (int t = 0; t < job.tasks; t++)
+    if (last->got[t] != 1) {
+      snprintf(why, len, "task %d: %d results at the primary", t, last->got[t]);
+      return -1;
+    }
+  return 0;
+}
+
+static int run_one(uint64_t seed, char *why, size_t len) {
+  sim_seed(seed);
+  sim_now_ns = 1000 * SIM_NS_PER_MS;
+  draw_job();
+  sim_nnodes = 1 + job.W + job.M + job.S;
+  set_env("FT_NUM_SLAVES", job.W);
+  set_env("FT_NUM_MASTERS", job.M);
+  set_env("FT_SPARES", job.S);
+  unsetenv("PMI_FD");
+  sim_log("seed %" PRIu64 ": %d workers, %d replicas, %d spares, %d tasks, "
+          "delays %" PRIu64 "-%" PRIu64 " us",
+          seed, job.W, job.M, job.S, job.tasks, sim_net_min_ns / 1000,
+          sim_net_max_ns / 1000);
+  for (int k = 0; k < job.kills; k++)
+    sim_log("fault: node %d %s %.3f ms after the launch", job.kill_node[k],
+            job.kill_silent[k] ? "goes silent" : "crashes",
+            job.kill_at[k] / 1e6);
+  for (int i = 0; i < sim_nnodes; i++) {
+    sim_node *n = &sim_nodes[i];
+    memset(n, 0, sizeof(*n));
+    n->id = i;
+    n->alive = 1;
+    snprintf(n->host, sizeof(n->host), "sim%d", i);
+    n->ip = (10u << 24) | (77u << 16) | (uint32_t)(i + 1);
+    n->pid = 1000 + (uint32_t)i;
+    n->lib = load(i);
+    program *p = &progs[i];
+    memset(p, 0, sizeof(*p));
+    p->seen = calloc(MAX_OUTCOMES, sizeof(outcome));
+    bind(&p->f, n->lib);
+    n->user = p;
+    n->app = sim_spawn(n, app, n);
+  }
+  if (sim_run(faults, sim_now_ns + 60000 * SIM_NS_PER_MS, why, len) != 0)
+    return -1;
+  return check(why, len);
+}
+
+/* --- the driver ------------------------------------------------------------- */
+
+static void copy_lib(int n) {
+  for (int k = 0; k < n; k++) {
+    char path[300];
+    snprintf(path, sizeof(path), "%s/node%d.so", lib_dir, k);
+    int in = open(lib_path, O_RDONLY), out = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+    if (in < 0 || out < 0) {
+      fprintf(stderr, "ftmw-sim: cannot copy %s to %s: %s\n", lib_path, path,
+              strerror(errno));
+      exit(2);
+    }
+    char buf[65536];
+    ssize_t r;
+    while ((r = read(in, buf, sizeof(buf))) > 0)
+      if (write(out, buf, (size_t)r) != r)
+        exit(2);
+    close(in);
+    close(out);
+  }
+}
+
+static void remove_lib_dir(void) {
+  for (int k = 0; k < SIM_MAX_NODES; k++) {
+    char path[300];
+    snprintf(path, sizeof(path), "%s/node%d.so", lib_dir, k);
+    unlink(path);
+  }
+  rmdir(lib_dir);
+}
+
+int main(int argc, char **argv) {
+  uint64_t seed = 1, seeds = 1;
+  int jobs = 1;
+  lib_path = FTMW_SIM_LIB;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--seeds") == 0 && i + 1 < argc)
+      seeds = strtoull(argv[++i], NULL, 10);
+    else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
+      seed = strtoull(argv[++i], NULL, 10);
+    else if (strcmp(argv[i], "--jobs") == 0 && i + 1 < argc)
+      jobs = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--lib") == 0 && i + 1 < argc)
+      lib_path = argv[++i];
+    else if (strcmp(argv[i], "--verbose") == 0)
+      sim_verbose = 1;
+    else {
+      fprintf(stderr,
+              "usage: ftmw-sim [--seeds N] [--seed S] [--jobs J] [--verbose] "
+              "[--lib libftmw.so]\n");
+      return 2;
+    }
+  }
+  if (seeds == 0 || jobs < 1) {
+    fprintf(stderr, "ftmw-sim: --seeds and --jobs must be at least 1\n");
+    return 2;
+  }
+  snprintf(lib_dir, sizeof(lib_dir), "/tmp/ftmw-sim.%d", (int)getpid());
+  if (mkdir(lib_dir, 0700) != 0) {
+    fprintf(stderr, "ftmw-sim: mkdir %s: %s\n", lib_dir, strerror(errno));
+    return 2;
+  }
+  copy_lib(SIM_MAX_NODES);
+  if (seeds == 1) { /* in this process: a debugger sees the run */
+    char why[512] = "";
+    int rc = run_one(seed, why, sizeof(why));
+    remove_lib_dir();
+    printf("seed %" PRIu64 ": %s%s (run hash %016" PRIx64 ", %" PRIu64 " steps)\n",
+           seed, rc == 0 ? "passed" : "FAILED: ", why, sim_log_hash, sim_steps);
+    printf("1 schedules, %d passed, %d failed\n", rc == 0, rc != 0);
+    return rc == 0 ? 0 : 1;
+  }
+  uint64_t passed = 0, failed = 0, started = 0, running = 0;
+  static int fds[4096];
+  static pid_t pids[4096];
+  static uint64_t seed_of[4096];
+  if (jobs > 4096)
+    jobs = 4096;
+  while (passed + failed < seeds) {
+    while (running < (uint64_t)jobs && started < seeds) {
+      int p[2];
+      if (pipe(p) != 0) {
+        perror("ftmw-sim: pipe");
+        return 2;
+      }
+      uint64_t s = seed + started++;
+      fflush(stdout); /* or a child's exit prints it again */
+      pid_t pid = fork();
+      if (pid == 0) {
+        close(p[0]);
+        char why[512] = "";
+        if (!sim_verbose) { /* the library's own lines: only when replaying */
+          int null = open("/dev/null", O_WRONLY);
+          dup2(null, 2);
+        }
+        int rc = run_one(s, why, sizeof(why));
+        char line[700];
+        int n = snprintf(line, sizeof(line), "%d %016" PRIx64 " %" PRIu64 " %s",
+                         rc == 0 ? 0 : 1, sim_log_hash, sim_steps, why);
+        if (write(p[1], line, (size_t)n) < 0)
+          _exit(3);
+        _exit(0);
+      }
+      close(p[1]);
+      int slot = 0;
+      while (slot < jobs && pids[slot] > 0)
+        slot++;
+      pids[slot] = pid;
+      fds[slot] = p[0];
+      seed_of[slot] = s;
+      running++;
+    }
+    int status;
+    pid_t pid = wait(&status);
+    if (pid < 0)
+      break;
+    int slot = 0;
+    while (slot < jobs && pids[slot] != pid)
+      slot++;
+    if (slot == jobs)
+      continue;
+    char line[700] = "";
+    ssize_t n = read(fds[slot], line, sizeof(line) - 1);
+    close(fds[slot]);
+    pids[slot] = 0;
+    running--;
+    line[n > 0 ? n : 0] = '\0';
+    int ok = n > 0 && line[0] == '0' && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (ok)
+      passed++;
+    else {
+      failed++;
+      if (n <= 0)
+        printf("seed %" PRIu64 ": FAILED: the run died (%s %d)\n", seed_of[slot],
+               WIFSIGNALED(status) ? "signal" : "status",
+               WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+      else
+        printf("seed %" PRIu64 ": FAILED: %s\n", seed_of[slot], line + 2 + 16 + 1);
+    }
+    if (seeds == 1 && n > 0)
+      printf("seed %" PRIu64 ": run hash %.16s\n", seed_of[slot], line + 2);
+  }
+  remove_lib_dir();
+  printf("%" PRIu64 " schedules, %" PRIu64 " passed, %" PRIu64 " failed\n",
+         passed + failed, passed, failed);
+  return failed ? 1 : 0;
+}
