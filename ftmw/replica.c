@@ -624,6 +624,10 @@ int ftmw_rep_send(ftmw_peer *p, uint64_t seq) {
   return FT_SUCCESS;
 }
 
+int ftmw_rep_acked(ftmw_peer *p, uint64_t seq) {
+  return job.M > 0 && of(p)->acked_seq >= seq;
+}
+
 void ftmw_rep_copy(int acker, int tag, uint64_t seq, const void *buf,
                    size_t len) {
   if (job.M == 0 || job.role != FTMW_ROLE_WORKER)

@@ -105,6 +105,13 @@ int ftmw_rep_serve(void);
 #define FTMW_REP_SEND_SELF (-1) /* not an FT_ERR_* code */
 int ftmw_rep_send(struct ftmw_peer *p, uint64_t seq);
 
+/* Whether worker p said it acknowledged a primary's DATA number seq
+ * (ACKED, which only a master other than the sender gets). A master that
+ * took over after that must not send the DATA again: its ft_send of that
+ * number completes through ftmw_rep_send as a replica's does, whatever
+ * p did since (finished, failed), as the old primary's did. */
+int ftmw_rep_acked(struct ftmw_peer *p, uint64_t seq);
+
 /* Worker, after master acker acknowledged its DATA (tag, seq): sends the
  * same data to every other live master (COPY) and waits until written. */
 void ftmw_rep_copy(int acker, int tag, uint64_t seq, const void *buf,

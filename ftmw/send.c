@@ -69,9 +69,12 @@ int ftmw_send(const char *call, const void *buf, int count, FT_Datatype type,
      * waits for the worker's ACKED of the same number. */
     uint64_t seq = ++ftmw_app_of(p)->next_seq;
     rc = FTMW_REP_SEND_SELF;
-    if (ftmw_is_replica()) {
+    if (ftmw_is_replica() || ftmw_rep_acked(p, seq)) {
       /* Only the primary sends; a replica waits for the worker's word, and
-       * if the worker dies, for the primary's verdict on the same call. */
+       * if the worker dies, for the primary's verdict on the same call. A
+       * primary that took over after the worker's word came completes as
+       * the replica it was (ftmw-sim seed 571: it sent again, found the
+       * worker finished, and reported so where the others succeeded). */
       rc = ftmw_rep_send(p, seq);
       if (rc == FT_ERR_PEER_FAILED)
         rc = ftmw_rep_verdict(p) ? FT_SUCCESS : ftmw_peer_gone_locked(p, call);

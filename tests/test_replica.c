@@ -878,6 +878,25 @@ Test(replica, replica_send_to_finished_worker) {
   script_played();
 }
 
+/* The worker ACKed the primary's DATA (its ACKED came), then finished;
+ * the primary failed, and this replica took over before its own ft_send
+ * of that number: the send completes as the old primary's did, and sends
+ * nothing (found by tools/ftmw-sim, seed 571: the new primary sent the
+ * DATA again and reported the worker finished where the other replica
+ * succeeded). */
+Test(replica, new_primary_send_of_acked_data_completes) {
+  start(1);
+  ftmw_peer *p = &st.workers[1];
+  now(acked(1, 1));
+  now(worker_finishes(1));
+  now(master_fails(0));
+  cr_assert_eq(st.primary, 1, "this master took over");
+  cr_assert(ftmw_rep_acked(p, 1));
+  cr_assert(!ftmw_rep_acked(p, 2), "a later DATA is not ACKed");
+  cr_assert_eq(ftmw_rep_send(p, 1), FT_SUCCESS);
+  cr_assert_eq(nsent, 0, "sent: %s", frames());
+}
+
 /* Appendix, the primary fails before sending (case 1), or after sending
  * but before the worker's ACKED reached this replica (case 2): the first
  * replica becomes primary and sends the DATA itself; its exchange then

@@ -3,7 +3,8 @@
  * read here at once and delivered to the other node after a drawn delay,
  * in order (a FIFO per direction, as TCP). A node that ends has its ends
  * closed, which the other side sees after what was in flight, or, when it
- * was lost silently, never. A partition holds what crosses it until it
+ * was lost silently (a host without power), never: what it wrote before
+ * still arrives, and then nothing. A partition holds what crosses it until it
  * heals, as TCP's retransmissions would. */
 #define _GNU_SOURCE
 #include "sim.h"
@@ -324,19 +325,20 @@ void sim_net_node_gone(sim_node *n, int silent) {
     sim_conn *c = &conns[i];
     if (c->a != n && c->b != n)
       continue;
+    if (silent)
+      for (int k = 0; k < 2; k++) {
+        /* What it wrote is on the wire and arrives; then nothing more
+         * comes from it, not even an EOF: a black hole. */
+        dir *d = &c->d[k];
+        if (d->from == n) {
+          read_dir(d);
+          d->eof_read = 1;
+        }
+      }
     if (c->a == n && c->a_fd >= 0)
       close(c->a_fd), c->a_fd = -1;
     if (c->b == n && c->b_fd >= 0 && c->state != CONNECTING)
       close(c->b_fd), c->b_fd = -1;
-    if (silent)
-      for (int k = 0; k < 2; k++) {
-        /* Nothing more from it, nothing said of it: a black hole. */
-        dir *d = &c->d[k];
-        if (d->from == n) {
-          drop_all(d);
-          d->done = 1; /* its EOF is never delivered */
-        }
-      }
   }
   for (int i = 0; i < nlisteners; i++)
     if (listeners[i].owner && listeners[i].node == n)
