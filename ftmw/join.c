@@ -176,21 +176,47 @@ void ftmw_join_activate(ftmw_conn *c, ftmw_peer *p, const ftmw_hdr *h) {
   ftmw_trace("activated", NULL);
 }
 
+/* Whether worker w's incarnation e is the one this master's own
+ * ft_restore is making from spare sp, whose ACTIVATE has not gone yet: a
+ * master that took over from a primary that had begun the same restore
+ * (the first idle spare, in both) before it could tell it. The spare
+ * answers the old primary's ACTIVATE, which was this one. */
+static int own_restore(const ftmw_peer *w, uint32_t e, const ftmw_peer *sp) {
+  return e == w->epoch && w->state == FTMW_PEER_JOINING &&
+         w->from_spare == sp->id + 1 && w->conn == NULL;
+}
+
 /* ACTIVATED from spare sp to a replica: the primary's ft_restore made
  * it worker tag, incarnation seq, and its frames now say so. */
 int ftmw_join_adopt(ftmw_conn *c, ftmw_peer *sp, const ftmw_hdr *h) {
   int r = h->tag;
   uint32_t e = (uint32_t)h->seq;
-  if (ftmw_job.role != FTMW_ROLE_MASTER || r < 1 || r > ftmw_job.W ||
+  ftmw_peer *w = r >= 1 && r <= ftmw_job.W ? &ftmw_st.workers[r] : NULL;
+  uv_mutex_lock(&ftmw_st.lock);
+  int own = w != NULL && own_restore(w, e, sp);
+  uv_mutex_unlock(&ftmw_st.lock);
+  if (ftmw_job.role != FTMW_ROLE_MASTER || w == NULL ||
       h->src != (uint32_t)r || h->epoch != e || h->dst != ftmw_self_pid() ||
-      e <= ftmw_st.workers[r].epoch) {
+      (e <= w->epoch && !own)) {
     ftmw_peer_down(sp, 0, "protocol error: unexpected ACTIVATED");
     return 1;
   }
   uv_mutex_lock(&ftmw_st.lock);
   ftmw_peer_set_locked(sp, FTMW_PEER_FINISHED, "activated");
+  if (own) { /* the incarnation began here already: it joins */
+    ftmw_peer_place_locked(w, &sp->at);
+    ftmw_peer_set_locked(w, FTMW_PEER_ALIVE, "activated");
+    ftmw_loop_wake_locked();
+  }
   uv_mutex_unlock(&ftmw_st.lock);
   sp->conn = NULL;
-  adopt(c, &ftmw_st.workers[r], e, sp->id + 1, &sp->at, 0);
+  if (own) {
+    ftmw_link_bind(c, w, w->pid_wire, &w->at);
+    w->conn = c;
+    ftmw_trace("adopted", "\"peer\":%d,\"peer_epoch\":%u,\"spare\":%d,"
+               "\"dropped\":0,\"own_restore\":1", w->id, e, sp->id);
+    return 0;
+  }
+  adopt(c, w, e, sp->id + 1, &sp->at, 0);
   return 0;
 }

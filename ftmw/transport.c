@@ -89,6 +89,10 @@ static int on_frame(void *ctx, ftmw_conn *c, void *peer, const ftmw_hdr *h,
   ftmw_peer *p = peer;
   if (h->type == FTMW_FRAME_ACTIVATED && p->kind == FTMW_ROLE_SPARE)
     return ftmw_join_adopt(c, p, h); /* checked there: it bears the new identity */
+  if (h->type == FTMW_FRAME_ACTIVATE && st.activated && h->src == p->pid_wire &&
+      h->epoch == p->epoch && h->tag == job.id && h->seq == job.epoch)
+    return 0; /* a master that took over makes it again the worker it is
+                 (addressed to the spare it was): its ACTIVATED is on the way */
   /* Fencing: every frame must come from the bound incarnation, to us. */
   if (h->src != p->pid_wire || h->epoch != p->epoch || h->dst != ftmw_self_pid()) {
     ftmw_msg_free_data(payload);
@@ -428,6 +432,12 @@ static void do_connect(ftmw_op *op) {
 static void do_activate(ftmw_op *op) {
   ftmw_peer *sp = op->peer, *w = op->target;
   ftmw_conn *c = sp->conn;
+  if (c == NULL && w->conn != NULL && w->from_spare == sp->id + 1) {
+    /* Its ACTIVATED came first, answering the same ACTIVATE from the
+     * primary this master took over from (join.c, own_restore). */
+    op_finish(op, 0);
+    return;
+  }
   if (c != NULL && ftmw_link_open(c))
     ftmw_link_send(c, FTMW_FRAME_ACTIVATE, w->id, w->epoch, 0, NULL, 0);
   /* c is freed only by a later pass of the loop: still readable here. */
