@@ -330,6 +330,12 @@ static int replicated_end(ftmw_peer *p, int ok, ftmw_msg *m) {
   ftmw_rep_worker *w = of(p);
   w->calls++;
   int kept = keep_outcome(w, ok, m);
+  /* The primary tells a failure at once, before any later decision: a
+   * replica whose primary dies then knows that a decision it holds from
+   * it, or a later DATA's ACKED, came after a success (went_past). */
+  if (!ok && job.id == st.primary && w->answered_n != w->calls &&
+      tell_verdict(p, w->calls))
+    w->answered_n = w->calls;
   /* A replica tells the primary, which holds the next exchange until
    * every replica is done with this one, and the other replicas, which
    * keep its outcome until then (one of them may become the primary). */
@@ -342,7 +348,14 @@ static int replicated_end(ftmw_peer *p, int ok, ftmw_msg *m) {
   return kept;
 }
 
-static int replicated_verdict(ftmw_peer *p) {
+/* Whether the primary this master took over from went on past the
+ * exchange this master is in: a decision of it is queued here (this call
+ * took every earlier one). Since it tells a failure before going on
+ * (replicated_end), it went past that exchange with a success. (A later
+ * DATA of its, ACKed by another worker, would tell it too; not read.) */
+static int went_past(void) { return !ftmw_q_empty(&rs.decisions); }
+
+static int replicated_verdict(ftmw_peer *p, int send) {
   const ftmw_rep_worker *w = of(p);
   uint64_t n = w->calls + 1;
   int asked = -1;
@@ -350,8 +363,11 @@ static int replicated_verdict(ftmw_peer *p) {
     for (size_t i = 0; i < sizeof(w->verdicts) / sizeof(w->verdicts[0]); i++)
       if (w->verdicts[i].n == n)
         return w->verdicts[i].ok;
+    /* The primary reports what it saw; one that took over follows its
+     * predecessor's send where that one went on (a receive would need
+     * the data it got: lost with it, the call fails). */
     if (!ftmw_is_replica())
-      return 0; /* the primary reports what it saw */
+      return send && went_past();
     if (asked != st.primary) { /* first asking, or a new primary */
       asked = st.primary;
       ftmw_trace("suspect_sent", "\"primary\":%d,\"worker\":%d,\"call\":%llu",
@@ -377,7 +393,10 @@ static int solo_end(ftmw_peer *p, int ok, ftmw_msg *m) {
   (void)p, (void)ok, (void)m;
   return 0;
 }
-static int solo_verdict(ftmw_peer *p) { (void)p; return 0; }
+static int solo_verdict(ftmw_peer *p, int send) {
+  (void)p, (void)send;
+  return 0;
+}
 static int solo_serve(void) { return 0; }
 
 typedef struct exchange_impl {
@@ -385,7 +404,7 @@ typedef struct exchange_impl {
   int (*follow)(int kind, int want_rank, int *rank, uint64_t *value);
   void (*decide)(int kind, int rank, uint64_t value);
   int (*end)(ftmw_peer *p, int ok, ftmw_msg *m);
-  int (*verdict)(ftmw_peer *p);
+  int (*verdict)(ftmw_peer *p, int send);
   int (*serve)(void);
 } exchange_impl;
 
@@ -409,7 +428,8 @@ void ftmw_rep_decide(int kind, int rank, uint64_t value) {
 int ftmw_rep_end(ftmw_peer *p, int ok, ftmw_msg *m) {
   return impl()->end(p, ok, m);
 }
-int ftmw_rep_verdict(ftmw_peer *p) { return impl()->verdict(p); }
+int ftmw_rep_verdict(ftmw_peer *p) { return impl()->verdict(p, 0); }
+int ftmw_rep_send_verdict(ftmw_peer *p) { return impl()->verdict(p, 1); }
 int ftmw_rep_serve(void) { return impl()->serve(); }
 
 void ftmw_rep_unfollow(int kind, int rank, uint64_t value) {

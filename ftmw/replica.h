@@ -88,6 +88,14 @@ int ftmw_rep_end(struct ftmw_peer *p, int ok, struct ftmw_msg *m);
  * failure from this call (also what a master that is primary, or becomes
  * primary, decides when no verdict came). */
 int ftmw_rep_verdict(struct ftmw_peer *p);
+/* The same for a send. A master that took over during the call and got
+ * no verdict follows the old primary's outcome where that one went on
+ * past the exchange (a decision of its is queued here): the primary
+ * tells every failure at once, before
+ * going on, so it went on after a success (found by tools/ftmw-sim, seed
+ * 2297: the new primary reported the failure, then found the old
+ * primary's next decision, and left the job as "not deterministic"). */
+int ftmw_rep_send_verdict(struct ftmw_peer *p);
 
 /* Whatever the protocol needs from a master while it waits: a master that
  * became primary takes over, a replica re-reports to a new primary, the

@@ -77,7 +77,7 @@ int ftmw_send(const char *call, const void *buf, int count, FT_Datatype type,
        * worker finished, and reported so where the others succeeded). */
       rc = ftmw_rep_send(p, seq);
       if (rc == FT_ERR_PEER_FAILED)
-        rc = ftmw_rep_verdict(p) ? FT_SUCCESS : ftmw_peer_gone_locked(p, call);
+        rc = ftmw_rep_send_verdict(p) ? FT_SUCCESS : ftmw_peer_gone_locked(p, call);
     }
     if (rc == FTMW_REP_SEND_SELF) {
       ftmw_rep_begin(p); /* also before reporting p's failure */
