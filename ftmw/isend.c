@@ -152,8 +152,10 @@ static int submit_locked(const char *call, FT_Request r, ftmw_peer *p,
   }
   if (rc != FT_SUCCESS)
     return rc;
-  if (seq == 0)
-    seq = ftmw_is_master() ? ++ftmw_app_of(p)->next_seq : ++st.tx_seq;
+  if (seq == 0 && ftmw_is_master())
+    ftmw_rep_number(p, seq = ++ftmw_app_of(p)->next_seq);
+  else if (seq == 0)
+    seq = ++st.tx_seq;
   r->peer = p;
   r->op.out = (ftmw_out){.seq = seq, .want_ack = 1};
   uv_buf_t v[1 + FTMW_PIECES_MAX] = {{.base = (char *)r->data,

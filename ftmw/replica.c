@@ -350,10 +350,19 @@ static int replicated_end(ftmw_peer *p, int ok, ftmw_msg *m) {
 
 /* Whether the primary this master took over from went on past the
  * exchange this master is in: a decision of it is queued here (this call
- * took every earlier one). Since it tells a failure before going on
- * (replicated_end), it went past that exchange with a success. (A later
- * DATA of its, ACKed by another worker, would tell it too; not read.) */
-static int went_past(void) { return !ftmw_q_empty(&rs.decisions); }
+ * took every earlier one), or a worker ACKed a DATA of it that this
+ * master has not numbered yet (every master numbers its sends to a worker
+ * alike, and this one numbered those of every earlier call). Since it
+ * tells a failure before going on (replicated_end), it went past that
+ * exchange with a success. */
+static int went_past(void) {
+  if (!ftmw_q_empty(&rs.decisions))
+    return 1;
+  for (int r = 1; r <= job.W; r++)
+    if (rs.workers[r].acked_seq > rs.workers[r].numbered)
+      return 1;
+  return 0;
+}
 
 static int replicated_verdict(ftmw_peer *p, int send) {
   const ftmw_rep_worker *w = of(p);
@@ -642,6 +651,11 @@ int ftmw_rep_send(ftmw_peer *p, uint64_t seq) {
     ftmw_wait_locked(-1);
   }
   return FT_SUCCESS;
+}
+
+void ftmw_rep_number(ftmw_peer *p, uint64_t seq) {
+  if (job.M > 0 && seq > of(p)->numbered)
+    of(p)->numbered = seq;
 }
 
 int ftmw_rep_acked(ftmw_peer *p, uint64_t seq) {

@@ -90,11 +90,16 @@ int ftmw_rep_end(struct ftmw_peer *p, int ok, struct ftmw_msg *m);
 int ftmw_rep_verdict(struct ftmw_peer *p);
 /* The same for a send. A master that took over during the call and got
  * no verdict follows the old primary's outcome where that one went on
- * past the exchange (a decision of its is queued here): the primary
+ * past the exchange (a decision of its is queued here, or a worker ACKed
+ * a DATA of its that this master has not numbered yet): the primary
  * tells every failure at once, before
  * going on, so it went on after a success (found by tools/ftmw-sim, seed
  * 2297: the new primary reported the failure, then found the old
- * primary's next decision, and left the job as "not deterministic"). */
+ * primary's next decision, and left the job as "not deterministic";
+ * seed 17749: the old primary's next send went to another worker, whose
+ * ACKED was here: the new primary, on the other branch, sent that worker
+ * another task under the same number, dropped as a duplicate, and got
+ * back the answer to the old primary's). */
 int ftmw_rep_send_verdict(struct ftmw_peer *p);
 
 /* Whatever the protocol needs from a master while it waits: a master that
@@ -112,6 +117,9 @@ int ftmw_rep_serve(void);
  * DATA itself (a worker that had it drops the duplicate). */
 #define FTMW_REP_SEND_SELF (-1) /* not an FT_ERR_* code */
 int ftmw_rep_send(struct ftmw_peer *p, uint64_t seq);
+
+/* A master numbered its send to worker p seq (every master alike). */
+void ftmw_rep_number(struct ftmw_peer *p, uint64_t seq);
 
 /* Whether worker p said it acknowledged a primary's DATA number seq
  * (ACKED, which only a master other than the sender gets). A master that

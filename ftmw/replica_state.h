@@ -37,6 +37,7 @@ typedef struct ftmw_rep_worker {
   ftmw_rep_outcome *ring;
   uint32_t cap, first, kept;
   uint64_t acked_seq; /* replica: the primary's DATA seq the worker ACKed */
+  uint64_t numbered;  /* the last DATA seq this master numbered for it */
   /* Replica: the VERDICTs about exchanges it has not completed, by
    * exchange number (0: a free slot), and whether the primary's call
    * succeeded. A primary that took over answers each replica's SUSPECT,

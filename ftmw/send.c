@@ -68,6 +68,7 @@ int ftmw_send(const char *call, const void *buf, int count, FT_Datatype type,
     /* Every master numbers its sends to p alike, sent or not: a replica
      * waits for the worker's ACKED of the same number. */
     uint64_t seq = ++ftmw_app_of(p)->next_seq;
+    ftmw_rep_number(p, seq);
     rc = FTMW_REP_SEND_SELF;
     if (ftmw_is_replica() || ftmw_rep_acked(p, seq)) {
       /* Only the primary sends; a replica waits for the worker's word, and

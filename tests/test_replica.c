@@ -728,6 +728,38 @@ Test(replica, new_primary_follows_send_the_old_one_went_past) {
   cr_assert_eq(value, 7);
 }
 
+/* The old primary's next call was a send to another worker, which ACKed
+ * it and told this replica: that ACKED, of a DATA this replica has not
+ * numbered, says the old primary went on, so its send to worker 1
+ * succeeded (tools/ftmw-sim seed 17749: the new primary sent worker 2
+ * another task under that number, dropped as a duplicate, and got back
+ * the answer to the old primary's). */
+Test(replica, new_primary_follows_send_a_later_acked_says_went_past) {
+  start(1);
+  ftmw_peer *p = &st.workers[1];
+  uint64_t seq = ++ftmw_app_of(p)->next_seq;
+  ftmw_rep_number(p, seq);
+  now(acked(2, 1)); /* worker 2's first DATA: not numbered here yet */
+  SCRIPT(worker_fails(1), master_fails(0));
+  cr_assert_eq(ftmw_rep_send(p, seq), FT_ERR_PEER_FAILED);
+  cr_assert_eq(ftmw_rep_send_verdict(p), 1, "the old primary went on");
+  script_played();
+}
+
+/* An ACKED of a DATA this replica has numbered already says nothing. */
+Test(replica, new_primary_acked_of_earlier_send_says_nothing) {
+  start(1);
+  ftmw_peer *p = &st.workers[1], *q = &st.workers[2];
+  ftmw_rep_number(q, ++ftmw_app_of(q)->next_seq);
+  now(acked(2, 1));
+  uint64_t seq = ++ftmw_app_of(p)->next_seq;
+  ftmw_rep_number(p, seq);
+  SCRIPT(worker_fails(1), master_fails(0));
+  cr_assert_eq(ftmw_rep_send(p, seq), FT_ERR_PEER_FAILED);
+  cr_assert_eq(ftmw_rep_send_verdict(p), 0);
+  script_played();
+}
+
 /* Without a later decision, the new primary decides: the send failed. */
 Test(replica, new_primary_send_without_later_decision_fails) {
   start(1);

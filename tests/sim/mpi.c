@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -220,6 +221,25 @@ int poll(struct pollfd *fds, nfds_t n, int timeout) {
   if (sim_node_self() == NULL)
     return REAL(poll)(fds, n, timeout);
   return sim_poll(fds, n, timeout);
+}
+
+/* A node's writes: the simulator reads its socket at the next step. */
+ssize_t send(int fd, const void *buf, size_t len, int flags) {
+  static __typeof__(&send) real;
+  if (real == NULL)
+    real = REAL(send);
+  ssize_t n = real(fd, buf, len, flags);
+  sim_net_wrote(fd);
+  return n;
+}
+
+ssize_t sendmsg(int fd, const struct msghdr *m, int flags) {
+  static __typeof__(&sendmsg) real;
+  if (real == NULL)
+    real = REAL(sendmsg);
+  ssize_t n = real(fd, m, flags);
+  sim_net_wrote(fd);
+  return n;
 }
 
 int sched_yield(void) {

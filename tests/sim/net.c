@@ -34,10 +34,42 @@ typedef struct chunk {
 typedef struct {
   sim_node *from, *to;
   int src, dst; /* the simulator's ends: read from src, write to dst */
+  int to_fd;    /* the receiving node's end, which dst feeds */
   chunk *head, *tail;
   uint64_t last_at;
   int eof_read, done;
+  int dirty; /* its node wrote to (or closed) its end since the last read */
 } dir;
+
+/* What the simulator knows of the nodes' fds without asking the kernel:
+ * which direction a node's writes feed (out_of), and whether the fd may
+ * have something to read (maybe): only the simulator's deliveries and
+ * closes make it readable. */
+#define FD_MAX 65536
+static dir *out_of[FD_MAX];
+static uint8_t maybe[FD_MAX];
+static int any_dirty;
+
+void sim_net_wrote(int fd) {
+  if (fd >= 0 && fd < FD_MAX && out_of[fd]) {
+    out_of[fd]->dirty = 1;
+    any_dirty = 1;
+  }
+}
+
+int sim_net_maybe_readable(int fd) {
+  return fd < 0 || fd >= FD_MAX || maybe[fd];
+}
+
+void sim_net_not_readable(int fd) {
+  if (fd >= 0 && fd < FD_MAX)
+    maybe[fd] = 0;
+}
+
+static void may_read(int fd) {
+  if (fd >= 0 && fd < FD_MAX)
+    maybe[fd] = 1;
+}
 
 struct sim_conn {
   int index;
@@ -86,6 +118,12 @@ static int pair(int *node_end, int *sim_end) {
   }
   *node_end = sv[0];
   *sim_end = sv[1];
+  if (sv[0] >= FD_MAX || sv[1] >= FD_MAX) {
+    fprintf(stderr, "ftmw-sim: fd %d past %d\n", sv[1], FD_MAX);
+    abort();
+  }
+  maybe[sv[0]] = 1;
+  out_of[sv[0]] = out_of[sv[1]] = NULL;
   return 0;
 }
 
@@ -149,8 +187,13 @@ int sim_connect(sim_node *a, uint32_t ip, int port, int *fd, sim_conn **out) {
   int a_sim, b_sim;
   pair(&c->a_fd, &a_sim);
   pair(&c->b_fd, &b_sim);
-  c->d[0] = (dir){.from = a, .to = c->b, .src = a_sim, .dst = b_sim};
-  c->d[1] = (dir){.from = c->b, .to = a, .src = b_sim, .dst = a_sim};
+  c->d[0] = (dir){.from = a, .to = c->b, .src = a_sim, .dst = b_sim,
+                  .to_fd = c->b_fd, .dirty = 1};
+  c->d[1] = (dir){.from = c->b, .to = a, .src = b_sim, .dst = a_sim,
+                  .to_fd = c->a_fd, .dirty = 1};
+  out_of[c->a_fd] = &c->d[0];
+  out_of[c->b_fd] = &c->d[1];
+  any_dirty = 1;
   *fd = c->a_fd;
   *out = c;
   sim_log("connect %d -> %d (conn %d)", a->id, c->b->id, c->index);
@@ -217,11 +260,13 @@ static void finish(dir *d) {
   if (d->dst >= 0)
     close(d->dst);
   d->dst = -1;
+  may_read(d->to_fd); /* EOF */
 }
 
 static void read_dir(dir *d) {
-  if (d->eof_read || d->src < 0)
+  if (d->eof_read || d->src < 0 || !d->dirty)
     return;
+  d->dirty = 0;
   static uint8_t buf[READ_MAX];
   for (;;) {
     ssize_t n = recv(d->src, buf, sizeof(buf), MSG_DONTWAIT);
@@ -262,6 +307,9 @@ static void deliver_dir(dir *d) {
       finish(d);
       return;
     }
+    may_read(d->to_fd);
+    for (ssize_t i = 0; i < n; i++) /* the run's hash covers every byte */
+      sim_log_hash = (sim_log_hash ^ k->data[k->off + (size_t)i]) * 1099511628211ull;
     k->off += (size_t)n;
     if (k->off < k->len)
       return;
@@ -273,6 +321,8 @@ static void deliver_dir(dir *d) {
 }
 
 void sim_net_step(void) {
+  int dirty = any_dirty;
+  any_dirty = 0;
   for (int i = 0; i < nconns; i++) {
     sim_conn *c = &conns[i];
     if (c->state == CONNECTING && sim_now_ns >= c->ready_at &&
@@ -292,7 +342,8 @@ void sim_net_step(void) {
     if (c->state == REFUSED)
       continue;
     for (int k = 0; k < 2; k++) {
-      read_dir(&c->d[k]);
+      if (dirty)
+        read_dir(&c->d[k]);
       if (c->state == OPEN)
         deliver_dir(&c->d[k]);
       /* One way over: the other way too (a closed socket takes nothing). */
@@ -325,16 +376,19 @@ void sim_net_node_gone(sim_node *n, int silent) {
     sim_conn *c = &conns[i];
     if (c->a != n && c->b != n)
       continue;
-    if (silent)
-      for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < 2; k++) {
+      dir *d = &c->d[k];
+      if (d->from != n)
+        continue;
+      d->dirty = 1;
+      any_dirty = 1;
+      if (silent) {
         /* What it wrote is on the wire and arrives; then nothing more
          * comes from it, not even an EOF: a black hole. */
-        dir *d = &c->d[k];
-        if (d->from == n) {
-          read_dir(d);
-          d->eof_read = 1;
-        }
+        read_dir(d);
+        d->eof_read = 1;
       }
+    }
     if (c->a == n && c->a_fd >= 0)
       close(c->a_fd), c->a_fd = -1;
     if (c->b == n && c->b_fd >= 0 && c->state != CONNECTING)

@@ -1,8 +1,10 @@
 /* The simulator's scheduler: coroutines, the virtual clock, the one
  * generator (see sim.h). */
 #define _GNU_SOURCE
+#undef _FORTIFY_SOURCE /* its longjmp refuses to change stacks */
 #include "sim.h"
 
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +21,9 @@ static int always(void *arg) {
 }
 
 struct sim_coro {
-  ucontext_t ctx;
+  ucontext_t ctx; /* its start only */
+  jmp_buf jb;     /* where it goes on */
+  int started;
   void *stack;
   sim_node *node;
   void (*fn)(void *);
@@ -42,7 +46,15 @@ int sim_verbose;
 static sim_coro coros[MAX_COROS];
 static int ncoros;
 static sim_coro *running;
-static ucontext_t sched_ctx;
+static ucontext_t start_ctx;
+static jmp_buf sched_jb;
+
+/* Back to the scheduler, to go on from here later. _setjmp and _longjmp
+ * switch without the signal mask (swapcontext's system call each time). */
+static void to_scheduler(sim_coro *c) {
+  if (_setjmp(c->jb) == 0)
+    _longjmp(sched_jb, 1);
+}
 static uint64_t rng[4];
 
 /* --- the generator ------------------------------------------------------- */
@@ -101,8 +113,7 @@ static void trampoline(unsigned lo, unsigned hi) {
   sim_coro *c = (sim_coro *)(((uintptr_t)hi << 32) | lo);
   c->fn(c->arg);
   c->done = 1;
-  swapcontext(&c->ctx, &sched_ctx);
-  abort(); /* never resumed */
+  _longjmp(sched_jb, 1); /* never resumed */
 }
 
 sim_coro *sim_spawn(sim_node *n, void (*fn)(void *), void *arg) {
@@ -142,7 +153,7 @@ int sim_block(int (*ready)(void *), void *arg, uint64_t deadline) {
   c->ready_arg = arg;
   c->deadline = deadline;
   c->timed_out = 0;
-  swapcontext(&c->ctx, &sched_ctx);
+  to_scheduler(c);
   return c->timed_out ? -1 : 0;
 }
 
@@ -154,15 +165,14 @@ void sim_kill_node(sim_node *n, int silent) {
   if (!n->alive)
     return;
   n->alive = 0;
+  n->ended_ns = sim_now_ns;
   n->silent = silent;
   n->crashed = !n->exited;
   sim_log("node %d %s", n->id, n->exited ? "exited" : silent ? "lost" : "crashed");
   sim_net_node_gone(n, silent);
   if (running && running->node == n) {
-    sim_coro *c = running;
-    c->done = 1;
-    swapcontext(&c->ctx, &sched_ctx);
-    abort();
+    running->done = 1;
+    _longjmp(sched_jb, 1); /* never resumed */
   }
 }
 
@@ -190,6 +200,8 @@ static int runnable(sim_coro *c) {
 int sim_run(void (*step_hook)(void), uint64_t max_ns, char *why, size_t n) {
   sim_coro *cand[MAX_COROS];
   for (;;) {
+    if (step_hook) /* first: it may end the last node */
+      step_hook();
     int live = 0;
     for (int i = 0; i < sim_nnodes; i++)
       live += sim_nodes[i].alive;
@@ -200,8 +212,6 @@ int sim_run(void (*step_hook)(void), uint64_t max_ns, char *why, size_t n) {
                max_ns / 1e6);
       return -1;
     }
-    if (step_hook)
-      step_hook();
     sim_net_step();
     int nc = 0;
     for (int i = 0; i < ncoros; i++)
@@ -232,7 +242,12 @@ int sim_run(void (*step_hook)(void), uint64_t max_ns, char *why, size_t n) {
      * interleaving depends on the clock as it does on a machine. */
     sim_now_ns += 1000 + sim_below(20000);
     running = c;
-    swapcontext(&sched_ctx, &c->ctx);
+    if (_setjmp(sched_jb) == 0) {
+      if (c->started)
+        _longjmp(c->jb, 1);
+      c->started = 1;
+      swapcontext(&start_ctx, &c->ctx); /* its first run */
+    }
     running = NULL;
   }
 }

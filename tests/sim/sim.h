@@ -32,6 +32,7 @@ struct sim_node {
   int status;
   int crashed;       /* killed by the simulator */
   int silent;        /* ...as a host that lost power: nobody is told */
+  uint64_t ended_ns; /* when it ended (0: it has not) */
   void *lib;         /* its copy of libftmw.so */
   char host[16];     /* "simK" */
   uint32_t ip;       /* 10.77.0.K+1, host order */
@@ -125,6 +126,13 @@ void sim_net_node_gone(sim_node *n, int silent);
  * it: bytes are dropped, nothing is closed. */
 void sim_net_partition(const int *group, int n);
 void sim_net_heal(void);
+
+/* A node wrote to, or closes, its end fd (the simulator reads it at the
+ * next step); whether fd may have something to read (else it has not:
+ * only the simulator's deliveries make it readable), and that it has not. */
+void sim_net_wrote(int fd);
+int sim_net_maybe_readable(int fd);
+void sim_net_not_readable(int fd);
 
 /* Delivery delays: uniform in [min, max] ns. */
 extern uint64_t sim_net_min_ns, sim_net_max_ns;

@@ -576,8 +576,10 @@ void uv_close(uv_handle_t *h, uv_close_cb cb) {
     if (r->listening)
       sim_unlisten(r);
     r->listening = r->reading = 0;
-    if (r->fd >= 0)
+    if (r->fd >= 0) {
+      sim_net_wrote(r->fd); /* its EOF */
       close(r->fd);
+    }
     r->fd = -1;
   }
 }
@@ -585,8 +587,14 @@ void uv_close(uv_handle_t *h, uv_close_cb cb) {
 /* --- a pass ------------------------------------------------------------------ */
 
 static int fd_ready(int fd, short events) {
+  if (!(events & POLLOUT) && !sim_net_maybe_readable(fd))
+    return 0; /* nothing delivered since it was found empty */
   struct pollfd p = {.fd = fd, .events = events};
-  return sim_real_poll(&p, 1, 0) > 0 && (p.revents & (events | POLLHUP | POLLERR));
+  int ready = sim_real_poll(&p, 1, 0) > 0 &&
+              (p.revents & (events | POLLHUP | POLLERR));
+  if (!ready && !(events & POLLOUT))
+    sim_net_not_readable(fd);
+  return ready;
 }
 
 static sh *due_timer(sloop *l) {
@@ -715,6 +723,7 @@ static int pass(sloop *l) {
       uv_connect_t *req = r->creq;
       r->creq = NULL;
       if (status != 0 && r->fd >= 0) {
+        sim_net_wrote(r->fd);
         close(r->fd);
         r->fd = -1;
       }
