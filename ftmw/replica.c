@@ -123,6 +123,12 @@ static uint64_t done_by_askers(const ftmw_rep_worker *w, uint64_t n) {
   for (int k = 0; k <= job.M; k++)
     if (k != st.primary && replica_alive(k) && w->done_by[k] < n)
       n = w->done_by[k];
+  /* A master that took over behind this one asks it about the exchanges
+   * this one had completed then (its DONEs tell how far it got). */
+  uint64_t horizon = st.primary != rs.seen_primary ? w->calls : w->horizon;
+  if (st.primary != job.id && replica_alive(st.primary) &&
+      w->done_by[st.primary] < horizon && w->done_by[st.primary] < n)
+    n = w->done_by[st.primary];
   return n;
 }
 
@@ -165,7 +171,7 @@ static int keep_outcome(ftmw_rep_worker *w, int ok, ftmw_msg *m) {
 /* Primary: sends the verdict on worker p's exchange n to every live
  * replica, after the data the primary kept if the exchange received some.
  * Returns 0 if it could not (out of memory). */
-static int tell_verdict(ftmw_peer *p, uint64_t n) {
+static int tell_verdict_to(int to, ftmw_peer *p, uint64_t n) {
   const ftmw_rep_outcome *o = ftmw_rep_outcome_of(of(p), n);
   if (o == NULL) /* dropped: no live replica had it to do (a bug) */
     ftmw_log("master %d: the outcome of exchange %llu with worker %d, asked "
@@ -183,18 +189,23 @@ static int tell_verdict(ftmw_peer *p, uint64_t n) {
     ftmw_put32(b, (uint32_t)p->id);
     memcpy(b + 4, kept->data, kept->len);
     for (int k = 0; k <= job.M; k++)
-      if (replica_alive(k))
+      if (replica_alive(k) && (to < 0 || k == to))
         send_master(k, FTMW_FRAME_KEPT, tag, 0, seq, b, len);
     free(b);
   }
   for (int k = 0; k <= job.M; k++)
-    if (replica_alive(k)) {
+    if (replica_alive(k) && (to < 0 || k == to)) {
       send_master(k, FTMW_FRAME_VERDICT, p->id, ok ? FTMW_FLAG_OK : 0, n, NULL,
                   0);
       ftmw_trace("verdict_sent", "\"replica\":%d,\"worker\":%d,\"call\":%llu,"
                  "\"ok\":%d", k, p->id, (unsigned long long)n, ok);
     }
   return 1;
+}
+
+/* Primary: the verdict on worker p's exchange n to every live replica. */
+static int tell_verdict(ftmw_peer *p, uint64_t n) {
+  return tell_verdict_to(-1, p, n);
 }
 
 /* Primary: answers the replicas that suspect worker p's exchange n. The
@@ -236,10 +247,12 @@ static void primary_changed(void) {
         send_decision(k, &rs.dec_last);
     return;
   }
-  for (int r = 1; r <= job.W; r++)
+  for (int r = 1; r <= job.W; r++) {
+    rs.workers[r].horizon = rs.workers[r].calls;
     if (rs.workers[r].calls > 0 && ftmw_peer_is_up(&st.masters[st.primary]))
       send_master(st.primary, FTMW_FRAME_DONE, r, 0, rs.workers[r].calls,
                   NULL, 0);
+  }
 }
 
 static int flush_primary_call(void);
@@ -266,6 +279,17 @@ static int replicated_serve(void) {
         answer(&st.workers[r], w->suspect_by[k]);
         n++;
       }
+    }
+  }
+  /* A replica answers a primary that took over behind it, about an
+   * exchange it has completed (its own data, if a receive's). */
+  for (int r = 1; r <= job.W && job.id != st.primary; r++) {
+    ftmw_rep_worker *w = &rs.workers[r];
+    uint64_t asked = w->suspect_by[st.primary];
+    if (asked != 0 && asked <= w->calls) {
+      w->suspect_by[st.primary] = 0;
+      tell_verdict_to(st.primary, &st.workers[r], asked);
+      n++;
     }
   }
   serving = 0;
@@ -342,6 +366,11 @@ static int replicated_end(ftmw_peer *p, int ok, ftmw_msg *m) {
   for (int k = 0; k <= job.M && ftmw_is_replica(); k++)
     if (replica_alive(k))
       send_master(k, FTMW_FRAME_DONE, p->id, 0, w->calls, NULL, 0);
+  /* A primary that took over behind a replica tells it how far it got,
+   * until it has caught up: that one keeps what it may still ask. */
+  for (int k = 0; k <= job.M && job.id == st.primary; k++)
+    if (replica_alive(k) && w->done_by[k] >= w->calls)
+      send_master(k, FTMW_FRAME_DONE, p->id, 0, w->calls, NULL, 0);
   /* A primary can now answer SUSPECTs of this exchange; a master that
    * became primary takes over. */
   replicated_serve();
@@ -375,8 +404,25 @@ static int replicated_verdict(ftmw_peer *p, int send) {
     /* The primary reports what it saw; one that took over follows its
      * predecessor's send where that one went on (a receive would need
      * the data it got: lost with it, the call fails). */
-    if (!ftmw_is_replica())
-      return send && went_past();
+    if (!ftmw_is_replica()) {
+      /* A master that took over, behind a replica that completed this
+       * exchange (its DONE came): that one tells how it went. */
+      int ahead = -1;
+      for (int k = 0; k <= job.M && ahead < 0; k++)
+        if (replica_alive(k) && w->done_by[k] >= n)
+          ahead = k;
+      if (ahead < 0)
+        return send && went_past();
+      if (asked != ahead) {
+        asked = ahead;
+        ftmw_trace("suspect_sent", "\"replica\":%d,\"worker\":%d,"
+                   "\"call\":%llu", ahead, p->id, (unsigned long long)n);
+        send_master(ahead, FTMW_FRAME_SUSPECT, p->id, 0, n, NULL, 0);
+        continue;
+      }
+      ftmw_wait_locked(-1);
+      continue;
+    }
     if (asked != st.primary) { /* first asking, or a new primary */
       asked = st.primary;
       ftmw_trace("suspect_sent", "\"primary\":%d,\"worker\":%d,\"call\":%llu",

@@ -47,7 +47,11 @@ typedef struct ftmw_rep_worker {
     int ok;
   } verdicts[2 * FTMW_MAX_MASTERS];
   uint64_t done_by[FTMW_MAX_MASTERS];    /* each other replica's DONE */
-  uint64_t suspect_by[FTMW_MAX_MASTERS]; /* primary: a replica's SUSPECT */
+  uint64_t suspect_by[FTMW_MAX_MASTERS]; /* a SUSPECT: a replica's, to the
+                                            primary; the primary's, to a
+                                            replica ahead of it */
+  uint64_t horizon; /* replica: its exchanges when the primary changed: a
+                       new primary behind it may ask about those */
   uint64_t answered_n; /* primary: the last exchange it gave a verdict on */
 } ftmw_rep_worker;
 

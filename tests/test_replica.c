@@ -760,6 +760,43 @@ Test(replica, new_primary_acked_of_earlier_send_says_nothing) {
   script_played();
 }
 
+/* The worker died between its COPY to replica 2 and to this replica
+ * (master 1), and the primary died before answering this replica's
+ * SUSPECT. This master takes over behind replica 2, which completed the
+ * exchange (its DONE came): it asks that one, which answers from what it
+ * keeps (tools/ftmw-sim seed 13565: the new primary reported the failure
+ * where replica 2 had the data, and replica 2 left the job at its next
+ * decision). */
+Test(replica, new_primary_behind_asks_the_replica_ahead) {
+  start(1);
+  ftmw_peer *p = &st.workers[1];
+  now(done(2, 1, 1));
+  now(worker_fails(1));
+  SCRIPT(master_fails(0), verdict(2, 1, 1, 1));
+  cr_assert_eq(ftmw_rep_verdict(p), 1, "replica 2's outcome");
+  script_played();
+  cr_assert_str_eq(frames(), "SUSPECT>0 tag=1 seq=1, SUSPECT>2 tag=1 seq=1");
+}
+
+/* ...and replica 2's side: asked by the master that took over behind
+ * it, it answers from what it keeps, the data first (KEPT), to that
+ * master only. */
+Test(replica, replica_ahead_answers_the_new_primary) {
+  start(2);
+  ftmw_peer *p = &st.workers[1];
+  now(done(1, 1, 0));
+  cr_assert_eq(ftmw_rep_end(p, 1, msg_from(1, 5, 1, "abc")), 1);
+  nsent = 0;
+  now(master_fails(0));
+  cr_assert_eq(st.primary, 1);
+  ftmw_rep_serve(); /* notices the new primary (and reports its DONEs) */
+  cr_assert_not_null(kept_outcome(p, 1), "kept for the new primary");
+  nsent = 0;
+  now(suspect(1, 1, 1));
+  ftmw_rep_serve();
+  cr_assert_str_eq(frames(), "KEPT>1 tag=5 seq=1, VERDICT>1 tag=1 seq=1 ok");
+}
+
 /* Without a later decision, the new primary decides: the send failed. */
 Test(replica, new_primary_send_without_later_decision_fails) {
   start(1);
