@@ -25,6 +25,7 @@
 #include "loop.h" /* ftmw_now_ms */
 #include "msg.h"
 #include "queue.h"
+#include "seqset.h"
 #include "trace.h"
 #include "wire.h"
 
@@ -50,7 +51,7 @@ struct ftmw_state {
   int finalizing;      /* ft_finalize has begun (FIN sent or going out) */
   int bye_sent;        /* master: finalize has sent BYE */
   int activated;       /* spare: ACTIVATE received (or BYE) */
-  uint64_t rx_seq;     /* worker: the last master DATA seq queued */
+  ftmw_seqset rx;      /* worker: the master DATA seqs queued */
   uint64_t tx_seq;     /* worker: the last DATA seq it sent */
 
   /* The transport (the loop's owner, see transport.c): */

@@ -24,18 +24,15 @@ void ftmw_inbox_drop_held(ftmw_peer *p) {
  * makes duplicates: a new primary sends again what the worker may have
  * had, a worker what a dead primary never acknowledged. */
 static int fresh_locked(ftmw_peer *w, uint64_t seq) {
-  uint64_t *last = &st.rx_seq;
+  ftmw_seqset *seen = &st.rx;
   if (w != NULL) {
     if (w->rx_epoch != w->epoch) { /* a new incarnation counts from 1 */
       w->rx_epoch = w->epoch;
-      w->rx_seq = 0;
+      ftmw_seqset_clear(&w->rx);
     }
-    last = &w->rx_seq;
+    seen = &w->rx;
   }
-  if (seq <= *last)
-    return 0;
-  *last = seq;
-  return 1;
+  return ftmw_seqset_add(seen, seq);
 }
 
 /* Queues m from p, unless it is a duplicate (then frees it). A worker's

@@ -9,6 +9,7 @@
 
 #include "link.h"  /* ftmw_conn */
 #include "queue.h"
+#include "seqset.h"
 #include "wire.h"  /* ftmw_place */
 
 /* A peer's lifecycle (peer.h: ftmw_peer_set_locked makes every change). */
@@ -35,7 +36,7 @@ typedef struct ftmw_peer {
   int unreported;   /* failed and not yet reported by any call */
   int welcomed;     /* a master we connected to accepted us (even if it
                        died right after) */
-  uint64_t rx_seq;     /* master: the last DATA/COPY seq queued from this */
+  ftmw_seqset rx;      /* master: the DATA/COPY/KEPT seqs queued from this */
   uint32_t rx_epoch;   /* ...worker incarnation (duplicates are dropped) */
   int from_spare;      /* static mode: the spare index + 1 this incarnation
                           was activated from, or 0 */
