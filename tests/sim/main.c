@@ -200,7 +200,8 @@ static void master(program *p, int W) {
   for (int w = 1; w <= W; w++)
     f->holds[w] = -1;
   for (int w = 1; w <= W; w++)
-    give(f, w);
+    if (f->holds[w] < 0) /* a recovery may have given it one already */
+      give(f, w);
   while (done < job.tasks && f->live > 0 && p->failure[0] == '\0') {
     int64_t r[2] = {-1, -1};
     FT_Status st;
