@@ -290,6 +290,9 @@ int ft_restore(int rank) {
   uv_mutex_lock(&st.lock);
   if (rc == FT_SUCCESS)
     ftmw_app_of(p)->app_epoch = p->epoch;
+  else /* told now: a new incarnation that never joined is not reported
+          again (ftmw-sim seed 1072: a spare cut off by a partition) */
+    p->unreported = 0;
   int pending = rc == FT_SUCCESS && ftmw_peer_restoring(p);
   ftmw_rep_decide(FTMW_DECIDE_RESTORE, rank, ftmw_rep_restore_value(rc, p));
   uv_mutex_unlock(&st.lock);
