@@ -38,6 +38,8 @@ void sim_seed(uint64_t seed);
 
 #define MAX_TASKS 64
 #define FTMW_SIM_MAX_W 4
+/* How long a primary cut off may not know it: half of FT_TIMEOUT_MS. */
+#define CUT_SEEN_NS (1500 * SIM_NS_PER_MS)
 #define MAX_OUTCOMES 4096
 #define TAG_TASK 1
 #define TAG_STOP 2
@@ -72,6 +74,7 @@ typedef struct {
   outcome *seen;
   int nseen;
   int ended_primary, in_last_call, finalized;
+  uint64_t primary_at;
   int64_t results[MAX_TASKS];
   int got[MAX_TASKS];
   char failure[256];
@@ -87,6 +90,9 @@ static struct {
   int kill_silent[4];
   uint64_t kill_at[4];       /* virtual ns */
   int next_kill;
+  int split;          /* a partition: in_minority cut from the rest */
+  uint64_t split_at;
+  int in_minority[SIM_MAX_NODES];
   int launched;       /* processes out of ft_init (spares never are) */
   uint64_t launch_at; /* when the last of them was: faults count from it */
 } job;
@@ -258,6 +264,7 @@ static void master(program *p, int W) {
    * inside the call may take it along (in_last_call). */
   p->in_last_call = 1;
   p->ended_primary = p->f.is_primary();
+  p->primary_at = sim_now_ns;
   p->in_last_call = 0;
   if (done < job.tasks && p->failure[0] == '\0')
     fail_prog(p, "the farm ended with %d of %d tasks done", done, job.tasks);
@@ -298,6 +305,18 @@ static void faults(void) {
     job.launch_at = sim_now_ns;
     for (int k = 0; k < job.kills; k++)
       job.kill_at[k] += sim_now_ns;
+    job.split_at += sim_now_ns;
+  }
+  if (job.split == 1 && sim_now_ns >= job.split_at) {
+    int group[SIM_MAX_NODES], n = 0;
+    for (int i = 0; i < sim_nnodes; i++)
+      if (job.in_minority[i]) {
+        group[n++] = i;
+        sim_nodes[i].cut_at = sim_now_ns;
+      }
+    sim_net_partition(group, n);
+    sim_log("partition: %d node(s) cut from the rest", n);
+    job.split = 2;
   }
   while (job.next_kill < job.kills &&
          sim_now_ns >= job.kill_at[job.next_kill]) {
@@ -307,6 +326,61 @@ static void faults(void) {
       sim_kill_node(n, job.kill_silent[k]);
   }
   sim_hook_due = job.next_kill < job.kills ? job.kill_at[job.next_kill] : 0;
+  if (job.split == 1 && (sim_hook_due == 0 || job.split_at < sim_hook_due))
+    sim_hook_due = job.split_at;
+}
+
+/* A partition, with three masters or more (the majority rule): one
+ * master, and some workers and spares (never every worker), cut for good
+ * from the rest. Drawn from a stream of its own, so that a schedule
+ * without one is the one the seed drew before partitions were simulated;
+ * none with a master fault (the rest would have no majority). */
+static int partitions = 1;
+
+static uint64_t split_rand(uint64_t *z) {
+  uint64_t x = (*z += 0x9e3779b97f4a7c15ull);
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+static void draw_split(uint64_t seed) {
+  uint64_t z = seed ^ 0x5eed5a117ull;
+  if (!partitions || job.M < 2 || split_rand(&z) % 3 != 0)
+    return;
+  for (int k = 0; k < job.kills; k++)
+    if (job.kill_node[k] == 0 || job.kill_node[k] > job.W)
+      return;
+  int masters[SIM_MAX_NODES], nm = 0;
+  masters[nm++] = 0;
+  for (int k = 1; k <= job.M; k++)
+    masters[nm++] = job.W + k;
+  job.in_minority[masters[split_rand(&z) % (uint64_t)nm]] = 1;
+  int majority_workers = 0;
+  for (int r = 1; r <= job.W; r++) {
+    job.in_minority[r] = split_rand(&z) % 2;
+    majority_workers += !job.in_minority[r];
+  }
+  if (majority_workers == 0)
+    job.in_minority[1 + split_rand(&z) % (uint64_t)job.W] = 0;
+  for (int i = 1 + job.W + job.M; i < 1 + job.W + job.M + job.S; i++)
+    job.in_minority[i] = split_rand(&z) % 2;
+  job.split = 1;
+  job.split_at = split_rand(&z) % ((uint64_t)(job.tasks * 1200 / job.W + 10000) * 1000);
+  /* The majority side keeps a worker that no fault takes: else no one is
+   * left to do the work, and the farm rightly ends without it. */
+  int keep = 0;
+  for (int r = 1; r <= job.W && keep == 0; r++)
+    if (!job.in_minority[r])
+      keep = r;
+  int n = 0;
+  for (int k = 0; k < job.kills; k++)
+    if (job.kill_node[k] != keep) {
+      job.kill_node[n] = job.kill_node[k];
+      job.kill_silent[n] = job.kill_silent[k];
+      job.kill_at[n++] = job.kill_at[k];
+    }
+  job.kills = n;
 }
 
 /* --- one schedule ------------------------------------------------------------- */
@@ -340,7 +414,9 @@ static void bind(api *f, void *h) {
   }
 }
 
-static void draw_job(void) {
+static void draw_split(uint64_t seed);
+
+static void draw_job(uint64_t seed) {
   job.W = 1 + (int)sim_below(FTMW_SIM_MAX_W);
   job.M = (int)sim_below(3);
   job.S = (int)sim_below(3);
@@ -375,6 +451,7 @@ static void draw_job(void) {
     uint64_t span = (uint64_t)(job.tasks * 1200 / job.W + 10000) * 1000;
     job.kill_at[k] = sim_below(span);
   }
+  draw_split(seed);
   /* In time order. */
   for (int i = 0; i < job.kills; i++)
     for (int j = i + 1; j < job.kills; j++)
@@ -394,8 +471,9 @@ static void set_env(const char *name, int v) {
   setenv(name, s, 1);
 }
 
+/* Whether n was alive, and not cut off by the partition, at t. */
 static int alive_at(const sim_node *n, uint64_t t) {
-  return n->ended_ns == 0 || n->ended_ns > t;
+  return (n->ended_ns == 0 || n->ended_ns > t) && (n->cut_at == 0 || n->cut_at > t);
 }
 
 /* Checks the invariants once the run is over. */
@@ -409,15 +487,23 @@ static int check(char *why, size_t len) {
       snprintf(why, len, "node %d: %s", i, p->failure);
       return -1;
     }
+    /* Cut off, a process leaves as fenced or orphaned (3), or as a
+     * master without a majority (4). */
+    if (n->cut_at && n->exited && (n->status == 3 || n->status == 4))
+      continue;
     if (n->exited && n->status != 0 && !n->crashed) {
       snprintf(why, len, "node %d exited with status %d", i, n->status);
       return -1;
     }
     if (p->role_master && p->ended_primary) {
+      /* Gone, for the others, between its output and its next call: it
+       * crashed, or a partition cut it off before it could know (the
+       * majority rule needs half of FT_TIMEOUT_MS to see it). */
+      int gone = (n->crashed && !p->finalized) ||
+                 (n->cut_at && p->primary_at < n->cut_at + CUT_SEEN_NS);
       primaries++;
-      if (n->crashed && !p->finalized)
-        died_after_output++;
-      if (last == NULL || !(n->crashed && !p->finalized))
+      died_after_output += gone;
+      if (last == NULL || !gone)
         last = p;
     }
     if (p->role_master && n->crashed && p->in_last_call)
@@ -475,7 +561,7 @@ static int check(char *why, size_t len) {
 static int run_one(uint64_t seed, char *why, size_t len) {
   sim_seed(seed);
   sim_now_ns = 1000 * SIM_NS_PER_MS;
-  draw_job();
+  draw_job(seed);
   sim_nnodes = 1 + job.W + job.M + job.S;
   set_env("FT_NUM_SLAVES", job.W);
   set_env("FT_NUM_MASTERS", job.M);
@@ -486,6 +572,8 @@ static int run_one(uint64_t seed, char *why, size_t len) {
           job.two_parts ? "two-part farm" : "farm",
           job.W, job.M, job.S, job.tasks, sim_net_min_ns / 1000,
           sim_net_max_ns / 1000);
+  if (job.split)
+    sim_log("fault: a partition %.3f ms after the launch", job.split_at / 1e6);
   for (int k = 0; k < job.kills; k++)
     sim_log("fault: node %d %s %.3f ms after the launch", job.kill_node[k],
             job.kill_silent[k] ? "goes silent" : "crashes",
@@ -523,7 +611,7 @@ typedef struct {
   int failed;
   uint64_t hash, steps;
   uint64_t faults, master_faults, silent, replicated, two_parts, outcomes,
-      restores, output_twice;
+      restores, output_twice, partitions;
   char why[512];
 } report;
 
@@ -534,6 +622,7 @@ static void fill_report(report *r, int rc) {
   r->replicated = job.M > 0;
   r->two_parts = job.two_parts;
   r->output_twice = job.output_twice;
+  r->partitions = job.split == 2;
   for (int k = 0; k < job.next_kill; k++) {
     r->faults++;
     r->silent += job.kill_silent[k];
@@ -556,6 +645,7 @@ static void add_report(report *sum, const report *r) {
   sum->outcomes += r->outcomes;
   sum->restores += r->restores;
   sum->output_twice += r->output_twice;
+  sum->partitions += r->partitions;
   sum->steps += r->steps;
 }
 
@@ -603,10 +693,12 @@ int main(int argc, char **argv) {
       lib_path = argv[++i];
     else if (strcmp(argv[i], "--verbose") == 0)
       sim_verbose = 1;
+    else if (strcmp(argv[i], "--no-partitions") == 0)
+      partitions = 0;
     else {
       fprintf(stderr,
               "usage: ftmw-sim [--seeds N] [--seed S] [--jobs J] [--verbose] "
-              "[--lib libftmw.so]\n");
+              "[--no-partitions] [--lib libftmw.so]\n");
       return 2;
     }
   }
@@ -702,13 +794,13 @@ int main(int argc, char **argv) {
              " --verbose)\n", seed_of[slot], r.why, seed_of[slot]);
   }
   remove_lib_dir();
-  printf("faults %" PRIu64 " (masters %" PRIu64 ", silent hosts %" PRIu64
-         "), schedules with replicas %" PRIu64 ", two-part %" PRIu64
+  printf("partitions %" PRIu64 ", faults %" PRIu64 " (masters %" PRIu64
+         ", silent hosts %" PRIu64 "), schedules with replicas %" PRIu64 ", two-part %" PRIu64
          ", restores %" PRIu64 ", call outcomes compared %" PRIu64
          ", steps %" PRIu64 "; answer written twice (a primary died between "
          "it and its next call, docs/replicas.md) %" PRIu64 "\n",
-         sum.faults, sum.master_faults, sum.silent, sum.replicated,
-         sum.two_parts, sum.restores, sum.outcomes, sum.steps,
+         sum.partitions, sum.faults, sum.master_faults, sum.silent,
+         sum.replicated, sum.two_parts, sum.restores, sum.outcomes, sum.steps,
          sum.output_twice);
   printf("%" PRIu64 " schedules, %" PRIu64 " passed, %" PRIu64 " failed\n",
          passed + failed, passed, failed);

@@ -33,6 +33,7 @@ struct sim_node {
   int crashed;       /* killed by the simulator */
   int silent;        /* ...as a host that lost power: nobody is told */
   uint64_t ended_ns; /* when it ended (0: it has not) */
+  uint64_t cut_at;   /* when a partition cut it from the majority (0: never) */
   void *lib;         /* its copy of libftmw.so */
   char host[16];     /* "simK" */
   uint32_t ip;       /* 10.77.0.K+1, host order */
