@@ -306,12 +306,14 @@ static int complete(recv_want *w) {
     }
     /* A master whose worker died before its copy came: the primary's
      * verdict says whether this call succeeded there (then its data is
-     * queued here now) or reports the failure. */
+     * queued here now) or reports the failure. Either way the queue is
+     * looked at again: a master that took over may have been sent the
+     * data meanwhile by a replica that held it (ftmw-sim seed 9690). */
     if (p && ftmw_is_master() && ftmw_peer_is_failed(p) && !verdict_asked &&
         (!decided || decided_seq != 0)) {
       verdict_asked = 1;
-      if (ftmw_rep_verdict(p))
-        continue;
+      ftmw_rep_verdict(p);
+      continue;
     }
     int rc;
     if (p) { /* one source, or the one the primary's call reported */

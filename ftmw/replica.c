@@ -123,11 +123,10 @@ static uint64_t done_by_askers(const ftmw_rep_worker *w, uint64_t n) {
   for (int k = 0; k <= job.M; k++)
     if (k != st.primary && replica_alive(k) && w->done_by[k] < n)
       n = w->done_by[k];
-  /* A master that took over behind this one asks it about the exchanges
-   * this one had completed then (its DONEs tell how far it got). */
-  uint64_t horizon = st.primary != rs.seen_primary ? w->calls : w->horizon;
-  if (st.primary != job.id && replica_alive(st.primary) &&
-      w->done_by[st.primary] < horizon && w->done_by[st.primary] < n)
+  /* A master that took over (any primary but master 0) may be behind
+   * this one, and ask it: it reports DONE as a replica does. */
+  if (st.primary != 0 && st.primary != job.id && replica_alive(st.primary) &&
+      w->done_by[st.primary] < n)
     n = w->done_by[st.primary];
   return n;
 }
@@ -232,27 +231,87 @@ static void send_decision(int k, const ftmw_decision *d) {
   send_master(k, FTMW_FRAME_DECIDE, d->kind, 0, d->number, b, sizeof(b));
 }
 
+/* Sends master k, as KEPT, every message of worker p that this master
+ * holds and its program has not received: a worker's COPY may have
+ * reached this replica and not the master that took over, which would
+ * then decide without it (ftmw-sim seed 9690: it reported the worker's
+ * failure where this replica received the message). Copied first: the
+ * lock is released while each goes. */
+static void send_inbox(int k, ftmw_peer *p) {
+  size_t n = 0, i = 0;
+  ftmw_qnode *q;
+  ftmw_q_foreach(q, &p->inbox) n++;
+  if (n == 0 || !replica_alive(k))
+    return;
+  ftmw_msg **v = calloc(n, sizeof(*v));
+  if (v == NULL)
+    return; /* it decides without them, as before */
+  ftmw_q_foreach(q, &p->inbox) {
+    const ftmw_msg *m = FTMW_CONTAINER_OF(q, ftmw_msg, by_peer);
+    ftmw_msg *c = ftmw_msg_new(4 + m->len);
+    if (c == NULL)
+      break;
+    c->tag = m->tag;
+    c->seq = m->seq;
+    ftmw_put32(c->data, (uint32_t)p->id);
+    memcpy(c->data + 4, m->data, m->len);
+    c->len = 4 + m->len;
+    v[i++] = c;
+  }
+  for (size_t j = 0; j < i; j++) {
+    if (replica_alive(k))
+      send_master(k, FTMW_FRAME_KEPT, v[j]->tag, 0, v[j]->seq, v[j]->data,
+                  v[j]->len);
+    ftmw_msg_free(v[j]);
+  }
+  free(v);
+}
+
+/* Sends master k the last decisions this master received, oldest first:
+ * what k lacks of them it queues, the rest are duplicates. */
+static void send_history(int k) {
+  uint64_t from = rs.dec_rcvd >= FTMW_REP_HISTORY
+                      ? rs.dec_rcvd - FTMW_REP_HISTORY + 1
+                      : 1;
+  for (uint64_t n = from; n <= rs.dec_rcvd && replica_alive(k); n++)
+    if (rs.history[n % FTMW_REP_HISTORY].number == n)
+      send_decision(k, &rs.history[n % FTMW_REP_HISTORY]);
+}
+
 /* This master noticed that the primary changed. If it is now the primary,
- * it resends the last decision it received (a replica behind it may have
- * missed only that one); otherwise it reports to the new primary the
- * exchanges it has completed (its DONEs went to the old one). */
+ * it resends the last decisions it received (a replica behind it may have
+ * missed some: with a partition, more than the last), and decides nothing
+ * until every live replica has
+ * sent what it holds (synced); otherwise it sends the new primary that:
+ * the exchanges it has completed, the workers' messages it holds, the
+ * decisions it received, SYNC. */
 static void primary_changed(void) {
   rs.seen_primary = st.primary;
   if (st.primary == job.id) {
     ftmw_trace("role_change", "\"role\":\"primary\",\"decisions\":%llu",
                (unsigned long long)rs.dec_rcvd);
     ftmw_log("master %d takes over as primary", job.id);
-    for (int k = 0; k <= job.M && rs.dec_rcvd > 0; k++)
-      if (replica_alive(k))
-        send_decision(k, &rs.dec_last);
+    rs.took_over = 1; /* once: a primary never steps down and stays */
+    for (int k = 0; k <= job.M; k++)
+      send_history(k);
     return;
   }
+  /* It reports the exchanges it has completed (its DONEs went to the old
+   * one). The new primary may also lack the old one's last decisions,
+   * which this replica holds (ftmw-sim seed 5347: one held by a partition
+   * on its way there): it gets them, then SYNC, after which it knows all
+   * this replica knows, before it decides anything. */
   for (int r = 1; r <= job.W; r++) {
-    rs.workers[r].horizon = rs.workers[r].calls;
     if (rs.workers[r].calls > 0 && ftmw_peer_is_up(&st.masters[st.primary]))
       send_master(st.primary, FTMW_FRAME_DONE, r, 0, rs.workers[r].calls,
                   NULL, 0);
   }
+  for (int r = 1; r <= job.W; r++)
+    send_inbox(st.primary, &st.workers[r]);
+  send_history(st.primary);
+  if (replica_alive(st.primary))
+    send_decision(st.primary, &(ftmw_decision){.kind = FTMW_DECIDE_SYNC,
+                                               .number = rs.dec_rcvd});
 }
 
 static int flush_primary_call(void);
@@ -325,10 +384,21 @@ static void replicated_decide(int kind, int rank, uint64_t value) {
       send_decision(k, &d);
 }
 
+/* Whether a master that took over has every live replica's SYNC (else
+ * a replica may hold a decision of the old primary that it lacks). */
+static int synced(void) {
+  if (st.primary != rs.seen_primary)
+    primary_changed();
+  for (int k = 0; k <= job.M && rs.took_over; k++)
+    if (replica_alive(k) && !rs.synced[k])
+      return 0;
+  return 1;
+}
+
 static int replicated_follow(int kind, int want_rank, int *rank,
                              uint64_t *value) {
   while (ftmw_q_empty(&rs.decisions)) {
-    if (!ftmw_is_replica())
+    if (!ftmw_is_replica() && synced())
       return 0;
     ftmw_wait_locked(-1);
   }
@@ -366,10 +436,10 @@ static int replicated_end(ftmw_peer *p, int ok, ftmw_msg *m) {
   for (int k = 0; k <= job.M && ftmw_is_replica(); k++)
     if (replica_alive(k))
       send_master(k, FTMW_FRAME_DONE, p->id, 0, w->calls, NULL, 0);
-  /* A primary that took over behind a replica tells it how far it got,
-   * until it has caught up: that one keeps what it may still ask. */
-  for (int k = 0; k <= job.M && job.id == st.primary; k++)
-    if (replica_alive(k) && w->done_by[k] >= w->calls)
+  /* So does a master that took over: it may be behind a replica, which
+   * keeps what it may still ask until its DONE. */
+  for (int k = 0; k <= job.M && job.id == st.primary && rs.took_over; k++)
+    if (replica_alive(k))
       send_master(k, FTMW_FRAME_DONE, p->id, 0, w->calls, NULL, 0);
   /* A primary can now answer SUSPECTs of this exchange; a master that
    * became primary takes over. */
@@ -404,6 +474,10 @@ static int replicated_verdict(ftmw_peer *p, int send) {
     /* The primary reports what it saw; one that took over follows its
      * predecessor's send where that one went on (a receive would need
      * the data it got: lost with it, the call fails). */
+    if (!ftmw_is_replica() && !synced()) {
+      ftmw_wait_locked(-1); /* the old primary's decisions may come */
+      continue;
+    }
     if (!ftmw_is_replica()) {
       /* A master that took over, behind a replica that completed this
        * exchange (its DONE came): that one tells how it went. */
@@ -518,7 +592,7 @@ int ftmw_rep_queue_decision_locked(const ftmw_decision *d) {
     return -1;
   *q = *d;
   rs.dec_rcvd = d->number;
-  rs.dec_last = *d;
+  rs.history[d->number % FTMW_REP_HISTORY] = *d;
   ftmw_q_insert_tail(&rs.decisions, &q->node);
   return 0;
 }
@@ -527,7 +601,8 @@ int ftmw_rep_queue_decision_locked(const ftmw_decision *d) {
 static int names_no_worker(int kind) {
   return kind == FTMW_DECIDE_TESTANY || kind == FTMW_DECIDE_PRIMARY ||
          kind == FTMW_DECIDE_CLOCK || kind == FTMW_DECIDE_TIMEOUT ||
-         kind == FTMW_DECIDE_PROBED || kind == FTMW_DECIDE_TERM;
+         kind == FTMW_DECIDE_PROBED || kind == FTMW_DECIDE_TERM ||
+         kind == FTMW_DECIDE_SYNC;
 }
 
 /* DECIDE, primary to replica: queued for the call that must follow it. */
@@ -541,7 +616,18 @@ static int on_decide(ftmw_peer *p, const ftmw_hdr *h, void *payload) {
   if (p->kind == FTMW_ROLE_MASTER && job.role == FTMW_ROLE_MASTER &&
       d.rank >= (names_no_worker(d.kind) ? 0 : 1) && d.rank <= job.W) {
     uv_mutex_lock(&st.lock);
-    rc = ftmw_rep_queue_decision_locked(&d);
+    /* From a replica to a master that took over: what it holds of the
+     * old primary's decisions (those it lacks are queued, the rest are
+     * duplicates), then SYNC. One it cannot place (too far ahead) is
+     * left: it decides that call itself. */
+    int from_replica = p->id != st.primary; /* (this one may not know
+                                                yet that it took over) */
+    if (d.kind == FTMW_DECIDE_SYNC)
+      rc = from_replica ? (rs.synced[p->id] = 1) : -1;
+    else
+      rc = ftmw_rep_queue_decision_locked(&d);
+    if (rc < 0 && from_replica && d.kind != FTMW_DECIDE_SYNC)
+      rc = 1;
     ftmw_loop_wake_locked();
     uv_mutex_unlock(&st.lock);
   }
@@ -698,6 +784,8 @@ int ftmw_rep_send(ftmw_peer *p, uint64_t seq) {
   }
   return FT_SUCCESS;
 }
+
+int ftmw_rep_took_over(void) { return with_replicas() && rs.took_over; }
 
 void ftmw_rep_number(ftmw_peer *p, uint64_t seq) {
   if (job.M > 0 && seq > of(p)->numbered)

@@ -118,6 +118,10 @@ int ftmw_rep_serve(void);
 #define FTMW_REP_SEND_SELF (-1) /* not an FT_ERR_* code */
 int ftmw_rep_send(struct ftmw_peer *p, uint64_t seq);
 
+/* Whether this master took over from a primary that died (or was cut
+ * off): it may be behind what that one did (ftmw_rep_send_verdict). */
+int ftmw_rep_took_over(void);
+
 /* A master numbered its send to worker p seq (every master alike). */
 void ftmw_rep_number(struct ftmw_peer *p, uint64_t seq);
 

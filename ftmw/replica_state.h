@@ -50,18 +50,24 @@ typedef struct ftmw_rep_worker {
   uint64_t suspect_by[FTMW_MAX_MASTERS]; /* a SUSPECT: a replica's, to the
                                             primary; the primary's, to a
                                             replica ahead of it */
-  uint64_t horizon; /* replica: its exchanges when the primary changed: a
-                       new primary behind it may ask about those */
   uint64_t answered_n; /* primary: the last exchange it gave a verdict on */
 } ftmw_rep_worker;
+
+#define FTMW_REP_HISTORY 64
 
 typedef struct ftmw_rep_state {
   ftmw_rep_worker *workers; /* [0..W] (ftmw_rep_init) */
   ftmw_qnode decisions;     /* replica: ftmw_decision.node, oldest first */
   uint64_t dec_taken;       /* decisions this master's calls made or followed */
   uint64_t dec_rcvd;        /* replica: the last decision number received */
-  ftmw_decision dec_last;   /* ...and that decision, resent on a takeover */
   int seen_primary;         /* st.primary when this master last looked */
+  /* Replica: the last decisions received, by number % FTMW_REP_HISTORY:
+   * sent to a master that takes over, which may lack the last ones. */
+  ftmw_decision history[FTMW_REP_HISTORY];
+  /* A master that took over: which replicas have sent it what they hold
+   * (SYNC), so that it decides nothing before. */
+  int took_over;
+  int synced[FTMW_MAX_MASTERS];
   int primary_call_pending; /* an ft_is_primary answered 1, not yet told */
 } ftmw_rep_state;
 

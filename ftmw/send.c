@@ -70,12 +70,15 @@ int ftmw_send(const char *call, const void *buf, int count, FT_Datatype type,
     uint64_t seq = ++ftmw_app_of(p)->next_seq;
     ftmw_rep_number(p, seq);
     rc = FTMW_REP_SEND_SELF;
-    if (ftmw_is_replica() || ftmw_rep_acked(p, seq)) {
+    if (ftmw_is_replica() || ftmw_rep_acked(p, seq) ||
+        (ftmw_rep_took_over() && ftmw_peer_is_failed(p))) {
       /* Only the primary sends; a replica waits for the worker's word, and
        * if the worker dies, for the primary's verdict on the same call. A
        * primary that took over after the worker's word came completes as
        * the replica it was (ftmw-sim seed 571: it sent again, found the
-       * worker finished, and reported so where the others succeeded). */
+       * worker finished, and reported so where the others succeeded); so
+       * does one that finds the worker failed, where the old primary may
+       * have gone past this call (ftmw-sim seed 36689). */
       rc = ftmw_rep_send(p, seq);
       if (rc == FT_ERR_PEER_FAILED)
         rc = ftmw_rep_send_verdict(p) ? FT_SUCCESS : ftmw_peer_gone_locked(p, call);

@@ -104,7 +104,9 @@ enum {
   FTMW_DECIDE_PROBE = 9,   /* a probe found a message */
   FTMW_DECIDE_PROBED = 10, /* a probe found none, or reported an error */
   FTMW_DECIDE_TERM = 11,   /* rank 0: a receive reported SIGTERM (term.h) */
-  FTMW_DECIDE_LAST = FTMW_DECIDE_TERM
+  FTMW_DECIDE_SYNC = 12,   /* rank 0, replica to a master that took over:
+                              the decisions it holds were sent before this */
+  FTMW_DECIDE_LAST = FTMW_DECIDE_SYNC
 };
 #define FTMW_DECIDE_SIZE 16
 

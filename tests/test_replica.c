@@ -136,6 +136,11 @@ static event decide(int k, int kind, int rank, uint64_t value,
   return (event){EV_DECIDE, .from = k, .worker = rank, .tag = kind,
                  .seq = number, .value = value};
 }
+/* Replica k has sent this master, which took over, the decisions it
+ * holds (before this SYNC). */
+static event sync_from(int k) {
+  return decide(k, FTMW_DECIDE_SYNC, 0, 0, 0);
+}
 static event done(int k, int r, uint64_t n) {
   return (event){EV_DONE, .from = k, .worker = r, .seq = n};
 }
@@ -227,12 +232,19 @@ static void progress_arrives(const event *e) {
 static void happen(const event *e) {
   ftmw_peer *w = &st.workers[e->worker];
   switch (e->kind) {
-  case EV_DECIDE: { /* on_decide */
-    ftmw_decision d = {.kind = e->tag, .rank = e->worker, .value = e->value,
-                       .number = e->seq};
-    cr_assert_geq(ftmw_rep_queue_decision_locked(&d), 0,
-                  "scripted DECIDE #%llu refused (out of order)",
-                  (unsigned long long)e->seq);
+  case EV_DECIDE: { /* through the protocol's handler, as the transport */
+    ftmw_hdr h = {.type = FTMW_FRAME_DECIDE, .tag = e->tag, .seq = e->seq,
+                  .len = FTMW_DECIDE_SIZE};
+    ftmw_msg *m = ftmw_msg_new(FTMW_DECIDE_SIZE);
+    cr_assert_not_null(m);
+    memset(m->data, 0, FTMW_DECIDE_SIZE);
+    ftmw_put32(m->data, (uint32_t)e->worker);
+    ftmw_put64(m->data + 8, e->value);
+    uv_mutex_unlock(&st.lock);
+    int rc = ftmw_rep_on_frame(&st.masters[e->from], &h, m->data);
+    uv_mutex_lock(&st.lock);
+    cr_assert_eq(rc, 0, "scripted DECIDE #%llu refused (out of order)",
+                 (unsigned long long)e->seq);
     break;
   }
   case EV_DONE:
@@ -493,7 +505,7 @@ Test(replica, decision_out_of_order_refused_resend_duplicate) {
   cr_assert_eq(ftmw_rep_queue_decision_locked(&d), 1, "#1 again: a duplicate");
   cr_assert_eq(queued(&ftmw_rep.decisions), 2);
   cr_assert_eq(ftmw_rep.dec_rcvd, 2);
-  cr_assert_eq(ftmw_rep.dec_last.number, 2);
+  cr_assert_eq(ftmw_rep.history[2 % FTMW_REP_HISTORY].number, 2);
 }
 
 /* A followed decision put back (FT_ERR_TRUNCATE) is followed again first. */
@@ -715,7 +727,7 @@ Test(replica, new_primary_follows_send_the_old_one_went_past) {
   ftmw_peer *p = &st.workers[1];
   uint64_t seq = ++ftmw_app_of(p)->next_seq;
   now(decide(0, FTMW_DECIDE_RECV, 2, 7, 1));
-  SCRIPT(worker_fails(1), master_fails(0));
+  SCRIPT(worker_fails(1), master_fails(0), sync_from(2));
   cr_assert_eq(ftmw_rep_send(p, seq), FT_ERR_PEER_FAILED);
   cr_assert_eq(ftmw_rep_send_verdict(p), 1, "the old primary went on");
   script_played();
@@ -740,7 +752,7 @@ Test(replica, new_primary_follows_send_a_later_acked_says_went_past) {
   uint64_t seq = ++ftmw_app_of(p)->next_seq;
   ftmw_rep_number(p, seq);
   now(acked(2, 1)); /* worker 2's first DATA: not numbered here yet */
-  SCRIPT(worker_fails(1), master_fails(0));
+  SCRIPT(worker_fails(1), master_fails(0), sync_from(2));
   cr_assert_eq(ftmw_rep_send(p, seq), FT_ERR_PEER_FAILED);
   cr_assert_eq(ftmw_rep_send_verdict(p), 1, "the old primary went on");
   script_played();
@@ -754,7 +766,7 @@ Test(replica, new_primary_acked_of_earlier_send_says_nothing) {
   now(acked(2, 1));
   uint64_t seq = ++ftmw_app_of(p)->next_seq;
   ftmw_rep_number(p, seq);
-  SCRIPT(worker_fails(1), master_fails(0));
+  SCRIPT(worker_fails(1), master_fails(0), sync_from(2));
   cr_assert_eq(ftmw_rep_send(p, seq), FT_ERR_PEER_FAILED);
   cr_assert_eq(ftmw_rep_send_verdict(p), 0);
   script_played();
@@ -772,7 +784,7 @@ Test(replica, new_primary_behind_asks_the_replica_ahead) {
   ftmw_peer *p = &st.workers[1];
   now(done(2, 1, 1));
   now(worker_fails(1));
-  SCRIPT(master_fails(0), verdict(2, 1, 1, 1));
+  SCRIPT(master_fails(0), sync_from(2), verdict(2, 1, 1, 1));
   cr_assert_eq(ftmw_rep_verdict(p), 1, "replica 2's outcome");
   script_played();
   cr_assert_str_eq(frames(), "SUSPECT>0 tag=1 seq=1, SUSPECT>2 tag=1 seq=1");
@@ -797,12 +809,47 @@ Test(replica, replica_ahead_answers_the_new_primary) {
   cr_assert_str_eq(frames(), "KEPT>1 tag=5 seq=1, VERDICT>1 tag=1 seq=1 ok");
 }
 
+/* The old primary's decision #2 reached replica 2 and not this master
+ * (held by a partition, or lost with a host) before it died. This master
+ * takes over; replica 2 sends it the decisions it holds, then SYNC: this
+ * master follows #2 before it decides anything (tools/ftmw-sim seed
+ * 5347: it decided that call afresh, and replica 2 dropped its decision,
+ * numbered #2 too, as a duplicate: two live masters diverged). */
+Test(replica, new_primary_gets_the_decisions_a_replica_holds) {
+  start(1);
+  now(decide(0, FTMW_DECIDE_RECV, 2, 7, 1));
+  SCRIPT(master_fails(0), decide(2, FTMW_DECIDE_RECV, 2, 7, 1),
+         decide(2, FTMW_DECIDE_RECV, 1, 5, 2), sync_from(2));
+  int rank;
+  uint64_t value;
+  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value), FTMW_DECIDE_RECV);
+  cr_assert_eq(rank, 2);
+  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value),
+               FTMW_DECIDE_RECV, "replica 2's #2, not a decision of its own");
+  cr_assert_eq(rank, 1);
+  cr_assert_eq(value, 5);
+  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value), 0);
+  script_played();
+}
+
+/* ...and replica 2's side: it sends the new primary its DONEs, the
+ * decisions it received, and SYNC. */
+Test(replica, replica_sends_the_new_primary_what_it_holds) {
+  start(2);
+  now(decide(0, FTMW_DECIDE_RECV, 2, 7, 1));
+  now(decide(0, FTMW_DECIDE_RECV, 1, 5, 2));
+  now(master_fails(0));
+  ftmw_rep_serve();
+  cr_assert_str_eq(frames(), "DECIDE>1 tag=1 seq=1, DECIDE>1 tag=1 seq=2, "
+                             "DECIDE>1 tag=12 seq=2");
+}
+
 /* Without a later decision, the new primary decides: the send failed. */
 Test(replica, new_primary_send_without_later_decision_fails) {
   start(1);
   ftmw_peer *p = &st.workers[1];
   uint64_t seq = ++ftmw_app_of(p)->next_seq;
-  SCRIPT(worker_fails(1), master_fails(0));
+  SCRIPT(worker_fails(1), master_fails(0), sync_from(2));
   cr_assert_eq(ftmw_rep_send(p, seq), FT_ERR_PEER_FAILED);
   cr_assert_eq(ftmw_rep_send_verdict(p), 0);
   script_played();
@@ -1034,19 +1081,19 @@ Test(replica, primary_send_case2_replica_reports_done_to_new_primary) {
   cr_assert_eq(st.primary, 1);
   ftmw_rep_serve(); /* at its next wait, or exchange's end */
   cr_assert_str_eq(frames(), "DONE>0 tag=1 seq=1, DONE>1 tag=1 seq=1, "
-                             "DONE>1 tag=1 seq=1");
+                             "DONE>1 tag=1 seq=1, DECIDE>1 tag=12 seq=0");
 }
 
 /* --- the primary fails (failover) --------------------------------------- */
 
 /* Replica 1 waits for a decision that does not come: the primary died. It
  * decides itself (follow returns 0), takes over, resending the last
- * decision it received (replica 2 may have missed only that one), and
- * numbers its own decisions after it. */
+ * decisions it received (replica 2 may have missed some of them), and
+ * numbers its own decisions after them. */
 Test(replica, failover_new_primary_resends_last_decision) {
   start(1);
   SCRIPT(decide(0, FTMW_DECIDE_RECV, 2, 7, 1),
-         decide(0, FTMW_DECIDE_TEST, 1, 0, 2), master_fails(0));
+         decide(0, FTMW_DECIDE_TEST, 1, 0, 2), master_fails(0), sync_from(2));
   int rank;
   uint64_t value;
   cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value), FTMW_DECIDE_RECV);
@@ -1056,11 +1103,12 @@ Test(replica, failover_new_primary_resends_last_decision) {
   cr_assert_eq(st.primary, 1);
   ftmw_rep_serve(); /* the takeover, at the latest */
   ftmw_rep_decide(FTMW_DECIDE_RECV, 2, 9);
-  cr_assert_str_eq(frames(), "DECIDE>2 tag=2 seq=2, DECIDE>2 tag=1 seq=3");
-  decided(&sent[0], &rank, &value);
+  cr_assert_str_eq(frames(), "DECIDE>2 tag=1 seq=1, DECIDE>2 tag=2 seq=2, "
+                             "DECIDE>2 tag=1 seq=3");
+  decided(&sent[1], &rank, &value);
   cr_assert_eq(rank, 1);
   cr_assert_eq(value, 0);
-  decided(&sent[1], &rank, &value);
+  decided(&sent[2], &rank, &value);
   cr_assert_eq(rank, 2);
   cr_assert_eq(value, 9);
 }
@@ -1078,7 +1126,9 @@ Test(replica, failover_new_primary_follows_old_decisions_first) {
   cr_assert_eq(rank, 2);
   cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value), FTMW_DECIDE_RECV);
   cr_assert_eq(rank, 1);
+  SCRIPT(sync_from(2)); /* replica 2 holds no other: it decides */
   cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value), 0);
+  script_played();
 }
 
 /* The new primary answers replica 2's SUSPECT with what it saw: its
@@ -1110,7 +1160,7 @@ Test(replica, failover_replica_asks_new_primary_again) {
   script_played();
   cr_assert_str_eq(frames(), "DONE>0 tag=2 seq=1, DONE>1 tag=2 seq=1, "
                              "SUSPECT>0 tag=1 seq=1, SUSPECT>1 tag=1 seq=1, "
-                             "DONE>1 tag=2 seq=1");
+                             "DONE>1 tag=2 seq=1, DECIDE>1 tag=12 seq=0");
 }
 
 /* Replica 1 asked the primary, which died before answering: it is the
@@ -1119,7 +1169,7 @@ Test(replica, failover_becoming_primary_reports_failure) {
   start(1);
   ftmw_peer *p = &st.workers[1];
   now(worker_fails(1));
-  SCRIPT(master_fails(0));
+  SCRIPT(master_fails(0), sync_from(2));
   cr_assert_eq(ftmw_rep_verdict(p), 0);
   script_played();
   cr_assert_str_eq(frames(), "SUSPECT>0 tag=1 seq=1");
@@ -1169,7 +1219,7 @@ Test(replica, is_primary_replica_follows) {
  * at the same call (it writes the output), and tells replica 2 next. */
 Test(replica, is_primary_primary_dies_first) {
   start(1);
-  SCRIPT(master_fails(0));
+  SCRIPT(master_fails(0), sync_from(2));
   cr_assert_eq(ftmw_rep_primary_call(), 1);
   script_played();
   cr_assert_eq(nsent, 0, "told before the output: %s", frames());
@@ -1192,7 +1242,7 @@ Test(replica, is_primary_primary_dies_first) {
 Test(replica, new_primary_resends_last_decision_before_deciding) {
   start(1);
   SCRIPT(decide(0, FTMW_DECIDE_RECV, 2, 7, 1),
-         decide(0, FTMW_DECIDE_RECV, 1, 5, 2), master_fails(0));
+         decide(0, FTMW_DECIDE_RECV, 1, 5, 2), master_fails(0), sync_from(2));
   int rank;
   uint64_t value;
   cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value), FTMW_DECIDE_RECV);
@@ -1217,8 +1267,10 @@ Test(replica, new_primary_resends_last_decision_before_deciding) {
                   "of order; the new primary sent it: %s",
                   (unsigned long long)d.number, got);
   }
-  cr_assert_str_eq(got, "DECIDE>2 tag=1 seq=2, DECIDE>2 tag=2 seq=3",
-                   "the resend of #2 must precede decision #3; sent: %s", got);
+  cr_assert_str_eq(got, "DECIDE>2 tag=1 seq=1, DECIDE>2 tag=1 seq=2, "
+                        "DECIDE>2 tag=2 seq=3",
+                   "the resend of #1 and #2 must precede decision #3; sent: %s",
+                   got);
 }
 
 /* A worker the primary could not restore (no host or spare left): its
