@@ -18,8 +18,11 @@ regressions)
     "$sim" --no-partitions --seed "$s" 2>/dev/null | head -1
     "$sim" --no-partitions --seed "$s" >/dev/null 2>&1 || { echo "seed $s FAILED"; exit 1; }
   done
-  # 1072: a restore whose spare a partition cut off, reported twice
-  for s in 1072; do
+  # with partitions: 1072 (a restore whose spare was cut off, reported
+  # twice), 5347 and 23362 (a new primary behind another replica's
+  # decisions), 9690 (a COPY only another replica had), 36689 (a send the
+  # old primary had gone past)
+  for s in 1072 5347 23362 9690 36689; do
     "$sim" --seed "$s" 2>/dev/null | head -1
     "$sim" --seed "$s" >/dev/null 2>&1 || { echo "seed $s FAILED"; exit 1; }
   done ;;
