@@ -1,23 +1,17 @@
 /* ftmw-sim: runs the real library's protocol for many seeded schedules
- * and checks what every run must hold (see sim.h for how).
+ * and checks what every run must hold (sim.h says how it runs the
+ * library; docs/replicas.md, "The simulator", what is drawn and checked).
  *
- *   ftmw-sim --seeds N [--seed S] [--jobs J] [--verbose] [--lib PATH]
+ *   ftmw-sim [--seeds N] [--seed S] [--jobs J] [--verbose] [--no-partitions]
+ *            [--lib libftmw.so]
  *
- * Seed S (default 1) and the N-1 after it each draw a job (1 to 4 workers,
- * 0 to 2 master replicas, 0 to 2 spares, 4 to 24 tasks), network delays,
- * and faults (workers and masters that crash, or whose host goes silent),
- * then run the thesis' farm in it: the master sends each worker a task,
- * receives results from FT_ANY_SOURCE, gives the sender the next task, and
- * restores a worker reported failed, sending it again what it held. Each
- * schedule runs in a child process of its own. A run passes when:
- *   - every process ends (no deadlock, within the virtual time bound);
- *   - every master's program saw the same sequence of call outcomes (the
- *     shorter sequence, of a master that died, a prefix of the longer);
- *   - the master that ends as primary got every task's right result,
- *     exactly once, and exactly one master says it ends as primary;
- *   - no process ended with a status other than 0, except those crashed.
- * It prints "N schedules, P passed, F failed", and for each failure its
- * seed and why; --seed S --seeds 1 --verbose replays one, step by step. */
+ * Seed S (default 1) and the N-1 after it each draw a job, its network's
+ * delays and its faults (draw_job, draw_split), run the programs of
+ * farm.c in it (run_one) and check the run (check). One seed runs in this
+ * process (a debugger sees it); many run in J child processes at a time,
+ * each reporting to this one (report). It prints what the schedules
+ * exercised, then "N schedules, P passed, F failed", and for each failure
+ * its seed and why. */
 #define _GNU_SOURCE
 #include "sim.h"
 
@@ -32,58 +26,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ftmw.h"
+#include "farm.h"
 
 void sim_seed(uint64_t seed);
 
-#define MAX_TASKS 64
-#define FTMW_SIM_MAX_W 4
 /* How long a primary cut off may not know it: half of FT_TIMEOUT_MS. */
 #define CUT_SEEN_NS (1500 * SIM_NS_PER_MS)
-#define MAX_OUTCOMES 4096
-#define TAG_TASK 1
-#define TAG_STOP 2
-#define TAG_RESULT 3
-#define TAG_FIRST 4 /* the two-part program: sent first, received second */
-
-/* The library of one node, as its program calls it. */
-typedef struct {
-  int (*init)(int *, char ***, int *, int *);
-  int (*finalize)(void);
-  int (*send)(const void *, int, FT_Datatype, int, int);
-  int (*recv)(void *, int, FT_Datatype, int, int, FT_Status *);
-  int (*restore)(int);
-  int (*is_primary)(void);
-  int (*error)(void);
-  const char *(*errname)(int);
-} api;
-
-/* What a master's program saw: one entry per call. */
-enum { CALL_SEND = 1, CALL_RECV, CALL_RESTORE, CALL_STOP };
-static const char *const call_names[] = {"?", "send", "recv", "restore", "stop"};
-
-typedef struct {
-  int call, rc, err, source;
-  int64_t task, value;
-  uint64_t at; /* when the call returned (not compared) */
-} outcome;
-
-typedef struct {
-  api f;
-  int role_master;
-  outcome *seen;
-  int nseen;
-  int ended_primary, in_last_call, finalized;
-  uint64_t primary_at;
-  int64_t results[MAX_TASKS];
-  int got[MAX_TASKS];
-  char failure[256];
-} program;
 
 /* The job a seed draws. */
 static struct {
   int W, M, S, tasks;
-  int two_parts;             /* the two-part program (else the farm) */
   int output_twice;          /* the documented case: see check() */
   int kills;                 /* how many faults */
   int kill_node[4];
@@ -93,211 +45,16 @@ static struct {
   int split;          /* a partition: in_minority cut from the rest */
   uint64_t split_at;
   int in_minority[SIM_MAX_NODES];
-  int launched;       /* processes out of ft_init (spares never are) */
   uint64_t launch_at; /* when the last of them was: faults count from it */
 } job;
 
-static program progs[SIM_MAX_NODES];
 static const char *lib_path;
 static char lib_dir[256];
-
-static int64_t work_of(int64_t task) { return task * 7919 + 13; }
-
-/* --- the programs ------------------------------------------------------------ */
-
-static void fail_prog(program *p, const char *fmt, int a, int b) {
-  if (p->failure[0] == '\0')
-    snprintf(p->failure, sizeof(p->failure), fmt, a, b);
-}
-
-static void note(program *p, int call, int rc, int source, int64_t task,
-                 int64_t value) {
-  if (p->nseen == MAX_OUTCOMES)
-    return;
-  outcome *o = &p->seen[p->nseen++];
-  *o = (outcome){call, rc, rc > 0 ? 0 : p->f.error(), source, task, value,
-                 sim_now_ns};
-  sim_log("node %d: %s #%d rc %d err %d source %d task %" PRId64,
-          sim_node_self()->id, call_names[call], p->nseen - 1, rc, o->err,
-          source, task);
-}
-
-static int compute_ready(void *arg) {
-  (void)arg;
-  return 0;
-}
-
-/* A task's work: it takes virtual time. */
-static void compute(void) {
-  sim_block(compute_ready, NULL, sim_now_ns + 100000 + sim_below(2000000));
-}
-
-static void worker(program *p) {
-  for (;;) {
-    int64_t task;
-    FT_Status st;
-    int rc = p->f.recv(&task, 1, FT_LONG_LONG, 0, FT_ANY_TAG, &st);
-    if (rc != 1 || st.tag == TAG_STOP)
-      break;
-    compute();
-    int64_t out[2] = {task, work_of(task)};
-    /* The two-part program: a first part the master receives after the
-     * result, naming this worker (receives by tag in another order than
-     * sent). */
-    int64_t first[2] = {task, -work_of(task)};
-    if (job.two_parts && p->f.send(first, 2, FT_LONG_LONG, 0, TAG_FIRST) != 2)
-      break;
-    if (p->f.send(out, 2, FT_LONG_LONG, 0, TAG_RESULT) != 2)
-      break;
-  }
-  p->f.finalize();
-}
-
-/* The thesis' farm, with a master's bookkeeping of who holds what. */
-typedef struct {
-  program *p;
-  int W, live, nqueue;
-  int64_t holds[FTMW_SIM_MAX_W + 1], queue[MAX_TASKS];
-  int gone[FTMW_SIM_MAX_W + 1];
-} farm;
-
-static void recover(farm *f, int w);
-
-/* Gives worker w what it holds, or the next task if it holds none; a
- * failure reported at the send is recovered from at once. */
-static void give(farm *f, int w) {
-  if (f->gone[w])
-    return;
-  if (f->holds[w] < 0 && f->nqueue > 0)
-    f->holds[w] = f->queue[--f->nqueue];
-  if (f->holds[w] < 0)
-    return;
-  int s = f->p->f.send(&f->holds[w], 1, FT_LONG_LONG, w, TAG_TASK);
-  note(f->p, CALL_SEND, s, w, f->holds[w], 0);
-  if (s != 1)
-    recover(f, w);
-}
-
-/* Worker w was reported failed: it starts again and gets back what it
- * held, or, with no spare left, that goes back in the queue for the idle
- * workers. */
-static void recover(farm *f, int w) {
-  int ok = f->p->f.restore(w);
-  note(f->p, CALL_RESTORE, ok, w, f->holds[w], 0);
-  if (ok) {
-    give(f, w);
-    return;
-  }
-  f->gone[w] = 1;
-  f->live--;
-  if (f->holds[w] >= 0)
-    f->queue[f->nqueue++] = f->holds[w];
-  f->holds[w] = -1;
-  for (int v = 1; v <= f->W; v++)
-    if (f->holds[v] < 0)
-      give(f, v);
-}
-
-static void master(program *p, int W) {
-  farm fm = {.p = p, .W = W, .live = W}, *f = &fm;
-  int done = 0;
-  for (int64_t t = job.tasks - 1; t >= 0; t--)
-    f->queue[f->nqueue++] = t;
-  for (int w = 1; w <= W; w++)
-    f->holds[w] = -1;
-  for (int w = 1; w <= W; w++)
-    if (f->holds[w] < 0) /* a recovery may have given it one already */
-      give(f, w);
-  while (done < job.tasks && f->live > 0 && p->failure[0] == '\0') {
-    int64_t r[2] = {-1, -1};
-    FT_Status st;
-    int rc = p->f.recv(r, 2, FT_LONG_LONG, FT_ANY_SOURCE, TAG_RESULT, &st);
-    note(p, CALL_RECV, rc, st.source, r[0], r[1]);
-    int w = st.source;
-    if (rc == 2) {
-      if (w < 1 || w > W || r[0] < 0 || r[0] >= job.tasks) {
-        fail_prog(p, "a result from %d for task %d", w, (int)r[0]);
-        break;
-      }
-      if (p->got[r[0]]++)
-        fail_prog(p, "task %d's result came twice (from %d)", (int)r[0], w);
-      if (r[1] != work_of(r[0]))
-        fail_prog(p, "task %d's result is wrong (from %d)", (int)r[0], w);
-      if (f->holds[w] != r[0])
-        fail_prog(p, "worker %d answered task %d, not the one it holds",
-                  w, (int)r[0]);
-      if (job.two_parts) {
-        int64_t a[2] = {-1, -1};
-        int rc1 = p->f.recv(a, 2, FT_LONG_LONG, w, TAG_FIRST, &st);
-        note(p, CALL_RECV, rc1, w, a[0], a[1]);
-        if (rc1 != 2) {
-          p->got[r[0]]--; /* done again by the worker that replaces it */
-          if (p->f.error() != FT_ERR_PEER_FAILED) {
-            fail_prog(p, "ft_recv(%d, first part): error %d", w, p->f.error());
-            break;
-          }
-          recover(f, w);
-          continue;
-        }
-        if (a[0] != r[0] || a[1] != -work_of(r[0]))
-          fail_prog(p, "worker %d's first part is for task %d", w, (int)a[0]);
-      }
-      p->results[r[0]] = r[1];
-      done++;
-      f->holds[w] = -1;
-      give(f, w);
-    } else if (p->f.error() == FT_ERR_PEER_FAILED && w >= 1 && w <= W) {
-      recover(f, w);
-    } else {
-      fail_prog(p, "ft_recv(FT_ANY_SOURCE): %d, error %d", rc, p->f.error());
-      break;
-    }
-  }
-  int *gone = f->gone;
-  for (int w = 1; w <= W; w++)
-    if (!gone[w]) {
-      int64_t stop = -1;
-      int s = p->f.send(&stop, 1, FT_LONG_LONG, w, TAG_STOP);
-      note(p, CALL_STOP, s, w, 0, 0);
-    }
-  /* The answer is written where this returns 1: a master that crashes
-   * inside the call may take it along (in_last_call). */
-  p->in_last_call = 1;
-  p->ended_primary = p->f.is_primary();
-  p->primary_at = sim_now_ns;
-  p->in_last_call = 0;
-  if (done < job.tasks && p->failure[0] == '\0')
-    fail_prog(p, "the farm ended with %d of %d tasks done", done, job.tasks);
-  p->f.finalize(); /* which tells the replicas the ft_is_primary of 1 */
-  p->finalized = 1;
-}
-
-static void app(void *arg) {
-  sim_node *n = arg;
-  program *p = n->user;
-  int argc = 1, rank = -1, W = 0;
-  char *args[] = {"ftmw-sim", NULL}, **argv = args;
-  int rc = p->f.init(&argc, &argv, &rank, &W);
-  if (rc < 0) {
-    fail_prog(p, "ft_init failed (%d, rank %d)", rc, rank);
-    sim_exit_self(1);
-  }
-  sim_log("node %d: ft_init %d, rank %d", n->id, rc, rank);
-  if (rc == 1)
-    job.launched++;
-  if (rank == 0) {
-    p->role_master = 1;
-    master(p, W);
-  } else {
-    worker(p);
-  }
-  sim_exit_self(0);
-}
 
 /* --- faults ----------------------------------------------------------------- */
 
 static void faults(void) {
-  if (job.launched < 1 + job.W + job.M) {
+  if (sim_farm.launched < 1 + job.W + job.M) {
     sim_hook_due = 0; /* faults come once the job has started */
     return;
   }
@@ -396,24 +153,6 @@ static void *load(int k) {
   return h;
 }
 
-#define SYM(h, name) dlsym(h, name)
-
-static void bind(api *f, void *h) {
-  f->init = SYM(h, "ft_init");
-  f->finalize = SYM(h, "ft_finalize");
-  f->send = SYM(h, "ft_send");
-  f->recv = SYM(h, "ft_recv");
-  f->restore = SYM(h, "ft_restore");
-  f->is_primary = SYM(h, "ft_is_primary");
-  f->error = SYM(h, "ft_error");
-  f->errname = SYM(h, "ft_errname");
-  if (!f->init || !f->finalize || !f->send || !f->recv || !f->restore ||
-      !f->is_primary || !f->error || !f->errname) {
-    fprintf(stderr, "ftmw-sim: the library lacks a call\n");
-    exit(2);
-  }
-}
-
 static void draw_split(uint64_t seed);
 
 static void draw_job(uint64_t seed) {
@@ -421,7 +160,7 @@ static void draw_job(uint64_t seed) {
   job.M = (int)sim_below(3);
   job.S = (int)sim_below(3);
   job.tasks = 4 + (int)sim_below(21);
-  job.two_parts = (int)sim_below(2);
+  sim_farm.two_parts = (int)sim_below(2);
   sim_net_min_ns = 10000 + sim_below(50000);
   sim_net_max_ns = sim_net_min_ns + sim_below(1000000);
   /* Faults: workers (never all of them for good), and with replicas
@@ -482,7 +221,7 @@ static int check(char *why, size_t len) {
   program *last = NULL;
   for (int i = 0; i < sim_nnodes; i++) {
     sim_node *n = &sim_nodes[i];
-    program *p = &progs[i];
+    program *p = &sim_progs[i];
     if (p->failure[0]) {
       snprintf(why, len, "node %d: %s", i, p->failure);
       return -1;
@@ -518,7 +257,7 @@ static int check(char *why, size_t len) {
    * "not deterministic") see it. */
   for (int i = 0; i < sim_nnodes; i++)
     for (int j = i + 1; j < sim_nnodes; j++) {
-      program *p = &progs[i], *q = &progs[j];
+      program *p = &sim_progs[i], *q = &sim_progs[j];
       if (!p->role_master || !q->role_master)
         continue;
       for (int k = 0; k < p->nseen && k < q->nseen; k++) {
@@ -533,8 +272,8 @@ static int check(char *why, size_t len) {
                  "masters diverge at call %d: node %d saw %s rc %d err %d "
                  "source %d task %" PRId64 ", node %d saw %s rc %d err %d "
                  "source %d task %" PRId64,
-                 k, i, call_names[a->call], a->rc, a->err, a->source, a->task,
-                 j, call_names[b->call], b->rc, b->err, b->source, b->task);
+                 k, i, sim_call_names[a->call], a->rc, a->err, a->source, a->task,
+                 j, sim_call_names[b->call], b->rc, b->err, b->source, b->task);
         return -1;
       }
     }
@@ -562,6 +301,7 @@ static int run_one(uint64_t seed, char *why, size_t len) {
   sim_seed(seed);
   sim_now_ns = 1000 * SIM_NS_PER_MS;
   draw_job(seed);
+  sim_farm.tasks = job.tasks;
   sim_nnodes = 1 + job.W + job.M + job.S;
   set_env("FT_NUM_SLAVES", job.W);
   set_env("FT_NUM_MASTERS", job.M);
@@ -569,7 +309,7 @@ static int run_one(uint64_t seed, char *why, size_t len) {
   unsetenv("PMI_FD");
   sim_log("seed %" PRIu64 ": %s, %d workers, %d replicas, %d spares, %d tasks, "
           "delays %" PRIu64 "-%" PRIu64 " us", seed,
-          job.two_parts ? "two-part farm" : "farm",
+          sim_farm.two_parts ? "two-part farm" : "farm",
           job.W, job.M, job.S, job.tasks, sim_net_min_ns / 1000,
           sim_net_max_ns / 1000);
   if (job.split)
@@ -587,12 +327,12 @@ static int run_one(uint64_t seed, char *why, size_t len) {
     n->ip = (10u << 24) | (77u << 16) | (uint32_t)(i + 1);
     n->pid = 1000 + (uint32_t)i;
     n->lib = load(i);
-    program *p = &progs[i];
+    program *p = &sim_progs[i];
     memset(p, 0, sizeof(*p));
     p->seen = calloc(MAX_OUTCOMES, sizeof(outcome));
-    bind(&p->f, n->lib);
+    sim_farm_bind(&p->f, n->lib);
     n->user = p;
-    n->app = sim_spawn(n, app, n);
+    n->app = sim_spawn(n, sim_farm_app, n);
   }
   if (sim_run(faults, sim_now_ns + 60000 * SIM_NS_PER_MS, why, len) != 0) {
     /* What the run shows so far may say why it did not end. */
@@ -620,19 +360,19 @@ static void fill_report(report *r, int rc) {
   r->hash = sim_log_hash;
   r->steps = sim_steps;
   r->replicated = job.M > 0;
-  r->two_parts = job.two_parts;
+  r->two_parts = sim_farm.two_parts;
   r->output_twice = job.output_twice;
   r->partitions = job.split == 2;
   for (int k = 0; k < job.next_kill; k++) {
     r->faults++;
     r->silent += job.kill_silent[k];
-    r->master_faults += progs[job.kill_node[k]].role_master;
+    r->master_faults += sim_progs[job.kill_node[k]].role_master;
   }
   for (int i = 0; i < sim_nnodes; i++)
-    for (int k = 0; k < progs[i].nseen; k++) {
+    for (int k = 0; k < sim_progs[i].nseen; k++) {
       r->outcomes++;
-      r->restores += progs[i].seen[k].call == CALL_RESTORE &&
-                     progs[i].seen[k].rc == 1 && i == 0;
+      r->restores += sim_progs[i].seen[k].call == CALL_RESTORE &&
+                     sim_progs[i].seen[k].rc == 1 && i == 0;
     }
 }
 

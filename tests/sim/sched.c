@@ -251,9 +251,3 @@ int sim_run(void (*step_hook)(void), uint64_t max_ns, char *why, size_t n) {
     running = NULL;
   }
 }
-
-/* Frees what a run left (main.c's runs are each a fork: nothing to free). */
-void sim_reset(void) {
-  ncoros = 0;
-  running = NULL;
-}

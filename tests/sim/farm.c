@@ -1,0 +1,227 @@
+/* The programs the simulator runs (see farm.h). A master records each
+ * call's outcome (note) for main.c's checks, and fails its program
+ * (fail_prog) where a farm sees a wrong, missing or doubled result. */
+#define _GNU_SOURCE
+#include "farm.h"
+
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const sim_call_names[] = {"?", "send", "recv", "restore", "stop"};
+sim_farm_job sim_farm;
+program sim_progs[SIM_MAX_NODES];
+
+static int64_t work_of(int64_t task) { return task * 7919 + 13; }
+
+/* --- the programs ------------------------------------------------------------ */
+
+static void fail_prog(program *p, const char *fmt, int a, int b) {
+  if (p->failure[0] == '\0')
+    snprintf(p->failure, sizeof(p->failure), fmt, a, b);
+}
+
+static void note(program *p, int call, int rc, int source, int64_t task,
+                 int64_t value) {
+  if (p->nseen == MAX_OUTCOMES)
+    return;
+  outcome *o = &p->seen[p->nseen++];
+  *o = (outcome){call, rc, rc > 0 ? 0 : p->f.error(), source, task, value,
+                 sim_now_ns};
+  sim_log("node %d: %s #%d rc %d err %d source %d task %" PRId64,
+          sim_node_self()->id, sim_call_names[call], p->nseen - 1, rc, o->err,
+          source, task);
+}
+
+static int compute_ready(void *arg) {
+  (void)arg;
+  return 0;
+}
+
+/* A task's work: it takes virtual time. */
+static void compute(void) {
+  sim_block(compute_ready, NULL, sim_now_ns + 100000 + sim_below(2000000));
+}
+
+static void worker(program *p) {
+  for (;;) {
+    int64_t task;
+    FT_Status st;
+    int rc = p->f.recv(&task, 1, FT_LONG_LONG, 0, FT_ANY_TAG, &st);
+    if (rc != 1 || st.tag == TAG_STOP)
+      break;
+    compute();
+    int64_t out[2] = {task, work_of(task)};
+    /* The two-part program: a first part the master receives after the
+     * result, naming this worker (receives by tag in another order than
+     * sent). */
+    int64_t first[2] = {task, -work_of(task)};
+    if (sim_farm.two_parts && p->f.send(first, 2, FT_LONG_LONG, 0, TAG_FIRST) != 2)
+      break;
+    if (p->f.send(out, 2, FT_LONG_LONG, 0, TAG_RESULT) != 2)
+      break;
+  }
+  p->f.finalize();
+}
+
+/* The thesis' farm, with a master's bookkeeping of who holds what. */
+typedef struct {
+  program *p;
+  int W, live, nqueue;
+  int64_t holds[FTMW_SIM_MAX_W + 1], queue[MAX_TASKS];
+  int gone[FTMW_SIM_MAX_W + 1];
+} farm;
+
+static void recover(farm *f, int w);
+
+/* Gives worker w what it holds, or the next task if it holds none; a
+ * failure reported at the send is recovered from at once. */
+static void give(farm *f, int w) {
+  if (f->gone[w])
+    return;
+  if (f->holds[w] < 0 && f->nqueue > 0)
+    f->holds[w] = f->queue[--f->nqueue];
+  if (f->holds[w] < 0)
+    return;
+  int s = f->p->f.send(&f->holds[w], 1, FT_LONG_LONG, w, TAG_TASK);
+  note(f->p, CALL_SEND, s, w, f->holds[w], 0);
+  if (s != 1)
+    recover(f, w);
+}
+
+/* Worker w was reported failed: it starts again and gets back what it
+ * held, or, with no spare left, that goes back in the queue for the idle
+ * workers. */
+static void recover(farm *f, int w) {
+  int ok = f->p->f.restore(w);
+  note(f->p, CALL_RESTORE, ok, w, f->holds[w], 0);
+  if (ok) {
+    give(f, w);
+    return;
+  }
+  f->gone[w] = 1;
+  f->live--;
+  if (f->holds[w] >= 0)
+    f->queue[f->nqueue++] = f->holds[w];
+  f->holds[w] = -1;
+  for (int v = 1; v <= f->W; v++)
+    if (f->holds[v] < 0)
+      give(f, v);
+}
+
+static void master(program *p, int W) {
+  farm fm = {.p = p, .W = W, .live = W}, *f = &fm;
+  int done = 0;
+  for (int64_t t = sim_farm.tasks - 1; t >= 0; t--)
+    f->queue[f->nqueue++] = t;
+  for (int w = 1; w <= W; w++)
+    f->holds[w] = -1;
+  for (int w = 1; w <= W; w++)
+    if (f->holds[w] < 0) /* a recovery may have given it one already */
+      give(f, w);
+  while (done < sim_farm.tasks && f->live > 0 && p->failure[0] == '\0') {
+    int64_t r[2] = {-1, -1};
+    FT_Status st;
+    int rc = p->f.recv(r, 2, FT_LONG_LONG, FT_ANY_SOURCE, TAG_RESULT, &st);
+    note(p, CALL_RECV, rc, st.source, r[0], r[1]);
+    int w = st.source;
+    if (rc == 2) {
+      if (w < 1 || w > W || r[0] < 0 || r[0] >= sim_farm.tasks) {
+        fail_prog(p, "a result from %d for task %d", w, (int)r[0]);
+        break;
+      }
+      if (p->got[r[0]]++)
+        fail_prog(p, "task %d's result came twice (from %d)", (int)r[0], w);
+      if (r[1] != work_of(r[0]))
+        fail_prog(p, "task %d's result is wrong (from %d)", (int)r[0], w);
+      if (f->holds[w] != r[0])
+        fail_prog(p, "worker %d answered task %d, not the one it holds",
+                  w, (int)r[0]);
+      if (sim_farm.two_parts) {
+        int64_t a[2] = {-1, -1};
+        int rc1 = p->f.recv(a, 2, FT_LONG_LONG, w, TAG_FIRST, &st);
+        note(p, CALL_RECV, rc1, w, a[0], a[1]);
+        if (rc1 != 2) {
+          p->got[r[0]]--; /* done again by the worker that replaces it */
+          if (p->f.error() != FT_ERR_PEER_FAILED) {
+            fail_prog(p, "ft_recv(%d, first part): error %d", w, p->f.error());
+            break;
+          }
+          recover(f, w);
+          continue;
+        }
+        if (a[0] != r[0] || a[1] != -work_of(r[0]))
+          fail_prog(p, "worker %d's first part is for task %d", w, (int)a[0]);
+      }
+      p->results[r[0]] = r[1];
+      done++;
+      f->holds[w] = -1;
+      give(f, w);
+    } else if (p->f.error() == FT_ERR_PEER_FAILED && w >= 1 && w <= W) {
+      recover(f, w);
+    } else {
+      fail_prog(p, "ft_recv(FT_ANY_SOURCE): %d, error %d", rc, p->f.error());
+      break;
+    }
+  }
+  int *gone = f->gone;
+  for (int w = 1; w <= W; w++)
+    if (!gone[w]) {
+      int64_t stop = -1;
+      int s = p->f.send(&stop, 1, FT_LONG_LONG, w, TAG_STOP);
+      note(p, CALL_STOP, s, w, 0, 0);
+    }
+  /* The answer is written where this returns 1: a master that crashes
+   * inside the call may take it along (in_last_call). */
+  p->in_last_call = 1;
+  p->ended_primary = p->f.is_primary();
+  p->primary_at = sim_now_ns;
+  p->in_last_call = 0;
+  if (done < sim_farm.tasks && p->failure[0] == '\0')
+    fail_prog(p, "the farm ended with %d of %d tasks done", done, sim_farm.tasks);
+  p->f.finalize(); /* which tells the replicas the ft_is_primary of 1 */
+  p->finalized = 1;
+}
+
+void sim_farm_app(void *arg) {
+  sim_node *n = arg;
+  program *p = n->user;
+  int argc = 1, rank = -1, W = 0;
+  char *args[] = {"ftmw-sim", NULL}, **argv = args;
+  int rc = p->f.init(&argc, &argv, &rank, &W);
+  if (rc < 0) {
+    fail_prog(p, "ft_init failed (%d, rank %d)", rc, rank);
+    sim_exit_self(1);
+  }
+  sim_log("node %d: ft_init %d, rank %d", n->id, rc, rank);
+  if (rc == 1)
+    sim_farm.launched++;
+  if (rank == 0) {
+    p->role_master = 1;
+    master(p, W);
+  } else {
+    worker(p);
+  }
+  sim_exit_self(0);
+}
+
+#define SYM(h, name) dlsym(h, name)
+
+void sim_farm_bind(api *f, void *h) {
+  f->init = SYM(h, "ft_init");
+  f->finalize = SYM(h, "ft_finalize");
+  f->send = SYM(h, "ft_send");
+  f->recv = SYM(h, "ft_recv");
+  f->restore = SYM(h, "ft_restore");
+  f->is_primary = SYM(h, "ft_is_primary");
+  f->error = SYM(h, "ft_error");
+  f->errname = SYM(h, "ft_errname");
+  if (!f->init || !f->finalize || !f->send || !f->recv || !f->restore ||
+      !f->is_primary || !f->error || !f->errname) {
+    fprintf(stderr, "ftmw-sim: the library lacks a call\n");
+    exit(2);
+  }
+}
+

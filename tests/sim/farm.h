@@ -1,0 +1,71 @@
+/* The programs the simulator runs in each node (farm.c): the thesis'
+ * farm and its two-part variant, and what they record for the checks
+ * (main.c). */
+#ifndef FTMW_SIM_FARM_H
+#define FTMW_SIM_FARM_H
+
+#include <stdint.h>
+
+#include "ftmw.h"
+#include "sim.h"
+
+#define MAX_TASKS 64
+#define FTMW_SIM_MAX_W 4
+#define MAX_OUTCOMES 4096
+#define TAG_TASK 1
+#define TAG_STOP 2
+#define TAG_RESULT 3
+#define TAG_FIRST 4 /* the two-part program: sent first, received second */
+
+/* The library of one node, as its program calls it. */
+typedef struct {
+  int (*init)(int *, char ***, int *, int *);
+  int (*finalize)(void);
+  int (*send)(const void *, int, FT_Datatype, int, int);
+  int (*recv)(void *, int, FT_Datatype, int, int, FT_Status *);
+  int (*restore)(int);
+  int (*is_primary)(void);
+  int (*error)(void);
+  const char *(*errname)(int);
+} api;
+
+/* What a master's program saw: one entry per call. */
+enum { CALL_SEND = 1, CALL_RECV, CALL_RESTORE, CALL_STOP };
+extern const char *const sim_call_names[];
+
+typedef struct {
+  int call, rc, err, source;
+  int64_t task, value;
+  uint64_t at; /* when the call returned (not compared) */
+} outcome;
+
+typedef struct {
+  api f;
+  int role_master;
+  outcome *seen;
+  int nseen;
+  int ended_primary, in_last_call, finalized;
+  uint64_t primary_at;
+  int64_t results[MAX_TASKS];
+  int got[MAX_TASKS];
+  char failure[256];
+} program;
+
+/* What a schedule asks of the programs, and what they tell it. */
+typedef struct {
+  int tasks;
+  int two_parts; /* the two-part program (else the farm) */
+  int launched;  /* processes out of ft_init (spares never are) */
+} sim_farm_job;
+
+extern sim_farm_job sim_farm;
+extern program sim_progs[SIM_MAX_NODES];
+
+/* Binds f to the calls of one copy of the library (exits if one lacks). */
+void sim_farm_bind(api *f, void *lib);
+
+/* A node's application: ft_init, then the master's or the worker's part,
+ * then exit; its program is sim_progs[node->id]. */
+void sim_farm_app(void *node);
+
+#endif
