@@ -47,7 +47,9 @@ static void send_welcome(ftmw_conn *c) {
  * ACTIVATED, or a spawned worker's HELLO. The primary's ft_restore made
  * it, after every replica had finished its exchanges with the old
  * incarnation; what that one left queued is dropped, as the primary
- * dropped it. welcome: answer a HELLO (before w is seen alive). */
+ * dropped it. An incarnation e this master has begun already is its own
+ * ft_restore's, answered here (own_restore below): it joins. welcome:
+ * answer a HELLO (before w is seen alive). */
 static void adopt(ftmw_conn *c, ftmw_peer *w, uint32_t e, int from_spare,
                   const ftmw_place *at, int welcome) {
   if (w->conn != NULL)
@@ -57,8 +59,12 @@ static void adopt(ftmw_conn *c, ftmw_peer *w, uint32_t e, int from_spare,
   if (welcome)
     send_welcome(c);
   uv_mutex_lock(&ftmw_st.lock);
-  int dropped = ftmw_match_drop(w);
-  ftmw_peer_begin_locked(w, e, FTMW_PEER_ALIVE, "adopted");
+  int begun = e == w->epoch; /* ft_restore dropped what was queued */
+  int dropped = begun ? 0 : ftmw_match_drop(w);
+  if (begun)
+    ftmw_peer_set_locked(w, FTMW_PEER_ALIVE, "activated");
+  else
+    ftmw_peer_begin_locked(w, e, FTMW_PEER_ALIVE, "adopted");
   w->fin = 0;
   w->from_spare = from_spare;
   ftmw_peer_place_locked(w, at);
@@ -203,20 +209,8 @@ int ftmw_join_adopt(ftmw_conn *c, ftmw_peer *sp, const ftmw_hdr *h) {
   }
   uv_mutex_lock(&ftmw_st.lock);
   ftmw_peer_set_locked(sp, FTMW_PEER_FINISHED, "activated");
-  if (own) { /* the incarnation began here already: it joins */
-    ftmw_peer_place_locked(w, &sp->at);
-    ftmw_peer_set_locked(w, FTMW_PEER_ALIVE, "activated");
-    ftmw_loop_wake_locked();
-  }
   uv_mutex_unlock(&ftmw_st.lock);
   sp->conn = NULL;
-  if (own) {
-    ftmw_link_bind(c, w, w->pid_wire, &w->at);
-    w->conn = c;
-    ftmw_trace("adopted", "\"peer\":%d,\"peer_epoch\":%u,\"spare\":%d,"
-               "\"dropped\":0,\"own_restore\":1", w->id, e, sp->id);
-    return 0;
-  }
   adopt(c, w, e, sp->id + 1, &sp->at, 0);
   return 0;
 }

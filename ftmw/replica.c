@@ -170,6 +170,28 @@ static int keep_outcome(ftmw_rep_worker *w, int ok, ftmw_msg *m) {
 /* Primary: sends the verdict on worker p's exchange n to every live
  * replica, after the data the primary kept if the exchange received some.
  * Returns 0 if it could not (out of memory). */
+/* Worker p's message m as a KEPT frame's payload (p's rank, then the
+ * data), in a message of its own bearing m's tag and number; NULL out of
+ * memory. */
+static ftmw_msg *kept_of(const ftmw_peer *p, const ftmw_msg *m) {
+  ftmw_msg *k = ftmw_msg_new(4 + m->len);
+  if (k == NULL)
+    return NULL;
+  k->tag = m->tag;
+  k->seq = m->seq;
+  k->len = 4 + m->len;
+  ftmw_put32(k->data, (uint32_t)p->id);
+  memcpy(k->data + 4, m->data, m->len);
+  return k;
+}
+
+/* Sends KEPT k to master to, or (to < 0) to every live replica. */
+static void send_kept(int to, const ftmw_msg *k) {
+  for (int m = 0; m <= job.M; m++)
+    if (replica_alive(m) && (to < 0 || m == to))
+      send_master(m, FTMW_FRAME_KEPT, k->tag, 0, k->seq, k->data, k->len);
+}
+
 static int tell_verdict_to(int to, ftmw_peer *p, uint64_t n) {
   const ftmw_rep_outcome *o = ftmw_rep_outcome_of(of(p), n);
   if (o == NULL) /* dropped: no live replica had it to do (a bug) */
@@ -178,19 +200,11 @@ static int tell_verdict_to(int to, ftmw_peer *p, uint64_t n) {
              (unsigned long long)n, p->id);
   int ok = o != NULL && o->ok;
   if (ok && o->msg != NULL) { /* the data the replicas may not have */
-    const ftmw_msg *kept = o->msg;
-    int tag = kept->tag;
-    uint64_t seq = kept->seq;
-    size_t len = 4 + kept->len;
-    uint8_t *b = malloc(len);
-    if (b == NULL)
+    ftmw_msg *k = kept_of(p, o->msg);
+    if (k == NULL)
       return 0;
-    ftmw_put32(b, (uint32_t)p->id);
-    memcpy(b + 4, kept->data, kept->len);
-    for (int k = 0; k <= job.M; k++)
-      if (replica_alive(k) && (to < 0 || k == to))
-        send_master(k, FTMW_FRAME_KEPT, tag, 0, seq, b, len);
-    free(b);
+    send_kept(to, k);
+    ftmw_msg_free(k);
   }
   for (int k = 0; k <= job.M; k++)
     if (replica_alive(k) && (to < 0 || k == to)) {
@@ -247,21 +261,13 @@ static void send_inbox(int k, ftmw_peer *p) {
   if (v == NULL)
     return; /* it decides without them, as before */
   ftmw_q_foreach(q, &p->inbox) {
-    const ftmw_msg *m = FTMW_CONTAINER_OF(q, ftmw_msg, by_peer);
-    ftmw_msg *c = ftmw_msg_new(4 + m->len);
-    if (c == NULL)
+    v[i] = kept_of(p, FTMW_CONTAINER_OF(q, ftmw_msg, by_peer));
+    if (v[i] == NULL)
       break;
-    c->tag = m->tag;
-    c->seq = m->seq;
-    ftmw_put32(c->data, (uint32_t)p->id);
-    memcpy(c->data + 4, m->data, m->len);
-    c->len = 4 + m->len;
-    v[i++] = c;
+    i++;
   }
   for (size_t j = 0; j < i; j++) {
-    if (replica_alive(k))
-      send_master(k, FTMW_FRAME_KEPT, v[j]->tag, 0, v[j]->seq, v[j]->data,
-                  v[j]->len);
+    send_kept(k, v[j]);
     ftmw_msg_free(v[j]);
   }
   free(v);
@@ -281,8 +287,8 @@ static void send_history(int k) {
 /* This master noticed that the primary changed. If it is now the primary,
  * it resends the last decisions it received (a replica behind it may have
  * missed some: with a partition, more than the last), and decides nothing
- * until every live replica has
- * sent what it holds (synced); otherwise it sends the new primary that:
+ * until every live replica has sent what it holds (synced); otherwise it
+ * sends the new primary that:
  * the exchanges it has completed, the workers' messages it holds, the
  * decisions it received, SYNC. */
 static void primary_changed(void) {
@@ -432,13 +438,10 @@ static int replicated_end(ftmw_peer *p, int ok, ftmw_msg *m) {
     w->answered_n = w->calls;
   /* A replica tells the primary, which holds the next exchange until
    * every replica is done with this one, and the other replicas, which
-   * keep its outcome until then (one of them may become the primary). */
-  for (int k = 0; k <= job.M && ftmw_is_replica(); k++)
-    if (replica_alive(k))
-      send_master(k, FTMW_FRAME_DONE, p->id, 0, w->calls, NULL, 0);
-  /* So does a master that took over: it may be behind a replica, which
-   * keeps what it may still ask until its DONE. */
-  for (int k = 0; k <= job.M && job.id == st.primary && rs.took_over; k++)
+   * keep its outcome until then (one of them may become the primary). So
+   * does a master that took over: it may be behind a replica, which keeps
+   * what it may still ask until its DONE. */
+  for (int k = 0; k <= job.M && (ftmw_is_replica() || rs.took_over); k++)
     if (replica_alive(k))
       send_master(k, FTMW_FRAME_DONE, p->id, 0, w->calls, NULL, 0);
   /* A primary can now answer SUSPECTs of this exchange; a master that
@@ -471,16 +474,16 @@ static int replicated_verdict(ftmw_peer *p, int send) {
     for (size_t i = 0; i < sizeof(w->verdicts) / sizeof(w->verdicts[0]); i++)
       if (w->verdicts[i].n == n)
         return w->verdicts[i].ok;
-    /* The primary reports what it saw; one that took over follows its
-     * predecessor's send where that one went on (a receive would need
-     * the data it got: lost with it, the call fails). */
-    if (!ftmw_is_replica() && !synced()) {
-      ftmw_wait_locked(-1); /* the old primary's decisions may come */
-      continue;
-    }
+    /* The primary reports what it saw. One that took over first gets
+     * what the replicas hold (synced); a replica that completed this
+     * exchange (its DONE came) then tells how it went; else it follows
+     * its predecessor's send where that one went on (a receive would
+     * need the data it got: lost with it, the call fails). */
     if (!ftmw_is_replica()) {
-      /* A master that took over, behind a replica that completed this
-       * exchange (its DONE came): that one tells how it went. */
+      if (!synced()) {
+        ftmw_wait_locked(-1); /* the old primary's decisions may come */
+        continue;
+      }
       int ahead = -1;
       for (int k = 0; k <= job.M && ahead < 0; k++)
         if (replica_alive(k) && w->done_by[k] >= n)
@@ -622,12 +625,14 @@ static int on_decide(ftmw_peer *p, const ftmw_hdr *h, void *payload) {
      * left: it decides that call itself. */
     int from_replica = p->id != st.primary; /* (this one may not know
                                                 yet that it took over) */
-    if (d.kind == FTMW_DECIDE_SYNC)
-      rc = from_replica ? (rs.synced[p->id] = 1) : -1;
-    else
+    if (d.kind == FTMW_DECIDE_SYNC) {
+      rc = from_replica ? 1 : -1;
+      rs.synced[p->id] |= from_replica;
+    } else {
       rc = ftmw_rep_queue_decision_locked(&d);
-    if (rc < 0 && from_replica && d.kind != FTMW_DECIDE_SYNC)
-      rc = 1;
+      if (rc < 0 && from_replica)
+        rc = 1;
+    }
     ftmw_loop_wake_locked();
     uv_mutex_unlock(&st.lock);
   }

@@ -715,6 +715,21 @@ Test(replica, send_case1_primary_answers_failure) {
   cr_assert_str_eq(frames(), "VERDICT>1 tag=1 seq=1, VERDICT>2 tag=1 seq=1");
 }
 
+/* This replica's ft_send to worker p, numbered as send.c numbers it;
+ * then p fails, the primary fails, and replica 2 sends this master, which
+ * took over, what it holds (SYNC): what this master makes of the send
+ * (1: it completes as the old primary's did). */
+static int send_verdict_after_takeover(ftmw_peer *p) {
+  uint64_t seq = ++ftmw_app_of(p)->next_seq;
+  ftmw_rep_number(p, seq);
+  SCRIPT(worker_fails(p->id), master_fails(0), sync_from(2));
+  cr_assert_eq(ftmw_rep_send(p, seq), FT_ERR_PEER_FAILED);
+  int ok = ftmw_rep_send_verdict(p);
+  script_played();
+  cr_assert_eq(st.primary, 1, "this master took over");
+  return ok;
+}
+
 /* The primary died after an eager send whose worker died too, unACKed,
  * and after its next decision: the replica that takes over finds no
  * verdict, but holds that decision, so the old primary's send succeeded
@@ -724,14 +739,9 @@ Test(replica, send_case1_primary_answers_failure) {
  * receive cannot follow so: the data went with the old primary. */
 Test(replica, new_primary_follows_send_the_old_one_went_past) {
   start(1);
-  ftmw_peer *p = &st.workers[1];
-  uint64_t seq = ++ftmw_app_of(p)->next_seq;
   now(decide(0, FTMW_DECIDE_RECV, 2, 7, 1));
-  SCRIPT(worker_fails(1), master_fails(0), sync_from(2));
-  cr_assert_eq(ftmw_rep_send(p, seq), FT_ERR_PEER_FAILED);
-  cr_assert_eq(ftmw_rep_send_verdict(p), 1, "the old primary went on");
-  script_played();
-  cr_assert_eq(st.primary, 1);
+  cr_assert_eq(send_verdict_after_takeover(&st.workers[1]), 1,
+               "the old primary went on");
   int rank;
   uint64_t value;
   cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value),
@@ -748,28 +758,18 @@ Test(replica, new_primary_follows_send_the_old_one_went_past) {
  * the answer to the old primary's). */
 Test(replica, new_primary_follows_send_a_later_acked_says_went_past) {
   start(1);
-  ftmw_peer *p = &st.workers[1];
-  uint64_t seq = ++ftmw_app_of(p)->next_seq;
-  ftmw_rep_number(p, seq);
   now(acked(2, 1)); /* worker 2's first DATA: not numbered here yet */
-  SCRIPT(worker_fails(1), master_fails(0), sync_from(2));
-  cr_assert_eq(ftmw_rep_send(p, seq), FT_ERR_PEER_FAILED);
-  cr_assert_eq(ftmw_rep_send_verdict(p), 1, "the old primary went on");
-  script_played();
+  cr_assert_eq(send_verdict_after_takeover(&st.workers[1]), 1,
+               "the old primary went on");
 }
 
 /* An ACKED of a DATA this replica has numbered already says nothing. */
 Test(replica, new_primary_acked_of_earlier_send_says_nothing) {
   start(1);
-  ftmw_peer *p = &st.workers[1], *q = &st.workers[2];
+  ftmw_peer *q = &st.workers[2];
   ftmw_rep_number(q, ++ftmw_app_of(q)->next_seq);
   now(acked(2, 1));
-  uint64_t seq = ++ftmw_app_of(p)->next_seq;
-  ftmw_rep_number(p, seq);
-  SCRIPT(worker_fails(1), master_fails(0), sync_from(2));
-  cr_assert_eq(ftmw_rep_send(p, seq), FT_ERR_PEER_FAILED);
-  cr_assert_eq(ftmw_rep_send_verdict(p), 0);
-  script_played();
+  cr_assert_eq(send_verdict_after_takeover(&st.workers[1]), 0);
 }
 
 /* The worker died between its COPY to replica 2 and to this replica
@@ -847,12 +847,7 @@ Test(replica, replica_sends_the_new_primary_what_it_holds) {
 /* Without a later decision, the new primary decides: the send failed. */
 Test(replica, new_primary_send_without_later_decision_fails) {
   start(1);
-  ftmw_peer *p = &st.workers[1];
-  uint64_t seq = ++ftmw_app_of(p)->next_seq;
-  SCRIPT(worker_fails(1), master_fails(0), sync_from(2));
-  cr_assert_eq(ftmw_rep_send(p, seq), FT_ERR_PEER_FAILED);
-  cr_assert_eq(ftmw_rep_send_verdict(p), 0);
-  script_played();
+  cr_assert_eq(send_verdict_after_takeover(&st.workers[1]), 0);
 }
 
 /* Case 2, the primary: the worker ACKed the primary only and died; a

@@ -28,8 +28,6 @@
 
 #include "farm.h"
 
-void sim_seed(uint64_t seed);
-
 /* How long a primary cut off may not know it: half of FT_TIMEOUT_MS. */
 #define CUT_SEEN_NS (1500 * SIM_NS_PER_MS)
 
@@ -94,16 +92,9 @@ static void faults(void) {
  * none with a master fault (the rest would have no majority). */
 static int partitions = 1;
 
-static uint64_t split_rand(uint64_t *z) {
-  uint64_t x = (*z += 0x9e3779b97f4a7c15ull);
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
 static void draw_split(uint64_t seed) {
   uint64_t z = seed ^ 0x5eed5a117ull;
-  if (!partitions || job.M < 2 || split_rand(&z) % 3 != 0)
+  if (!partitions || job.M < 2 || sim_splitmix(&z) % 3 != 0)
     return;
   for (int k = 0; k < job.kills; k++)
     if (job.kill_node[k] == 0 || job.kill_node[k] > job.W)
@@ -112,18 +103,18 @@ static void draw_split(uint64_t seed) {
   masters[nm++] = 0;
   for (int k = 1; k <= job.M; k++)
     masters[nm++] = job.W + k;
-  job.in_minority[masters[split_rand(&z) % (uint64_t)nm]] = 1;
+  job.in_minority[masters[sim_splitmix(&z) % (uint64_t)nm]] = 1;
   int majority_workers = 0;
   for (int r = 1; r <= job.W; r++) {
-    job.in_minority[r] = split_rand(&z) % 2;
+    job.in_minority[r] = sim_splitmix(&z) % 2;
     majority_workers += !job.in_minority[r];
   }
   if (majority_workers == 0)
-    job.in_minority[1 + split_rand(&z) % (uint64_t)job.W] = 0;
+    job.in_minority[1 + sim_splitmix(&z) % (uint64_t)job.W] = 0;
   for (int i = 1 + job.W + job.M; i < 1 + job.W + job.M + job.S; i++)
-    job.in_minority[i] = split_rand(&z) % 2;
+    job.in_minority[i] = sim_splitmix(&z) % 2;
   job.split = 1;
-  job.split_at = split_rand(&z) % ((uint64_t)(job.tasks * 1200 / job.W + 10000) * 1000);
+  job.split_at = sim_splitmix(&z) % ((uint64_t)(job.tasks * 1200 / job.W + 10000) * 1000);
   /* The majority side keeps a worker that no fault takes: else no one is
    * left to do the work, and the farm rightly ends without it. */
   int keep = 0;

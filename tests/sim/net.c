@@ -4,8 +4,8 @@
  * in order (a FIFO per direction, as TCP). A node that ends has its ends
  * closed, which the other side sees after what was in flight, or, when it
  * was lost silently (a host without power), never: what it wrote before
- * still arrives, and then nothing. A partition holds what crosses it until it
- * heals, as TCP's retransmissions would. */
+ * still arrives, and then nothing. A partition holds what crosses it (as
+ * TCP would, retransmitting), for good: the schedules do not heal one. */
 #define _GNU_SOURCE
 #include "sim.h"
 
@@ -405,5 +405,3 @@ void sim_net_partition(const int *group, int n) {
     in_group[group[i]] = 1;
   parted = 1;
 }
-
-void sim_net_heal(void) { parted = 0; }

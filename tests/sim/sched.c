@@ -74,15 +74,17 @@ uint64_t sim_rand(void) {
 
 uint64_t sim_below(uint64_t n) { return n ? sim_rand() % n : 0; }
 
+uint64_t sim_splitmix(uint64_t *z) {
+  uint64_t x = (*z += 0x9e3779b97f4a7c15ull);
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
 void sim_seed(uint64_t seed) {
   uint64_t z = seed;
-  for (int i = 0; i < 4; i++) { /* splitmix64 */
-    z += 0x9e3779b97f4a7c15ull;
-    uint64_t x = z;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    rng[i] = x ^ (x >> 31);
-  }
+  for (int i = 0; i < 4; i++)
+    rng[i] = sim_splitmix(&z);
 }
 
 /* --- the log --------------------------------------------------------------- */

@@ -51,6 +51,11 @@ uint64_t sim_rand(void);
 /* Uniform in [0, n). */
 uint64_t sim_below(uint64_t n);
 
+/* Seeds the generator; splitmix64's next value of the stream z (a stream
+ * of its own, apart from the generator's). */
+void sim_seed(uint64_t seed);
+uint64_t sim_splitmix(uint64_t *z);
+
 /* The coroutine running now (NULL: the scheduler), and its node. */
 sim_coro *sim_self(void);
 sim_node *sim_node_self(void);
@@ -123,10 +128,9 @@ uint64_t sim_net_next(void);
  * see nothing, as when a host loses power. */
 void sim_net_node_gone(sim_node *n, int silent);
 
-/* Cuts (or heals) every connection between a node in group and one out of
- * it: bytes are dropped, nothing is closed. */
+/* Cuts every connection between a node in group and one out of it, for
+ * good: bytes are held, nothing is closed. */
 void sim_net_partition(const int *group, int n);
-void sim_net_heal(void);
 
 /* A node wrote to, or closes, its end fd (the simulator reads it at the
  * next step); whether fd may have something to read (else it has not:
