@@ -189,8 +189,16 @@ ftmw_peer *ftmw_send_target(const char *call, const void *buf, int count,
  * which call heard of a failure. Returns the error. */
 int ftmw_report_failure_locked(ftmw_peer *p, const char *call) {
   ftmw_hold_if_aborting_locked();
-  p->unreported = 0;
-  if (ftmw_is_master() && p->kind == FTMW_ROLE_WORKER) {
+  int app_worker = ftmw_is_master() && p->kind == FTMW_ROLE_WORKER;
+  /* The program hears of its incarnation's failure. A later incarnation,
+   * adopted here before the program restored it (a replica before it
+   * follows the primary's ft_restore) and failed since, is still to be
+   * reported (ftmw-sim seed 11875: a master that took over followed the
+   * old primary's report and restore, and its FT_ANY_SOURCE receive
+   * then waited for ever for the worker it had fenced). */
+  if (!app_worker || p->epoch == ftmw_app_of(p)->app_epoch)
+    p->unreported = 0;
+  if (app_worker) {
     ftmw_app_peer *a = ftmw_app_of(p);
     if (a->told_by == NULL) /* a receive says so after it (recv.c) */
       a->told_how = 0;

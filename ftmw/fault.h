@@ -30,8 +30,10 @@
   XX(FINALIZE, "finalize")         /* ft_finalize entered */                 \
   XX(RECV_ACKED, "recv.acked")     /* worker: ACKed the primary's             \
                                       DATA; hit before each replica's ACKED */ \
-  XX(SEND_COPY, "send.copy")       /* worker: the primary ACKed its DATA;     \
-                                      hit before each replica's COPY */        \
+  XX(SEND_COPY, "send.copy")       /* worker with replicas: before each      \
+                                      replica's COPY (the DATA goes after) */ \
+  XX(SEND_CONFIRM, "send.confirm") /* worker: the primary ACKed its DATA;     \
+                                      hit before each replica's CONFIRM */    \
   XX(SPAWN_STALL, "spawn.stall")   /* master, each ft_restore spawn: the new   \
                                       process stalls before MPI_Init instead   \
                                       of this one dying (ftmw_fault_fires) */  \

@@ -53,6 +53,7 @@ static void init_peers(ftmw_peer *v, int from, int to, int kind,
     v[i].pid_wire = pid(i);
     ftmw_q_init(&v[i].inbox);
     ftmw_q_init(&v[i].held);
+    ftmw_q_init(&v[i].unconfirmed);
     ftmw_q_init(&v[i].pending);
   }
 }

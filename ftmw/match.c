@@ -102,5 +102,11 @@ int ftmw_match_drop(ftmw_peer *p) {
     ftmw_msg_free(m);
     n++;
   }
+  while (!ftmw_q_empty(&p->unconfirmed)) { /* never received: not counted */
+    ftmw_msg *m =
+        FTMW_CONTAINER_OF(ftmw_q_head(&p->unconfirmed), ftmw_msg, by_peer);
+    ftmw_q_remove(&m->by_peer);
+    ftmw_msg_free(m);
+  }
   return n;
 }

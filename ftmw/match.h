@@ -31,8 +31,8 @@ ftmw_msg *ftmw_match_posted(ftmw_qnode *arrivals, ftmw_peer *workers, int W,
 /* Unlinks m from both queues; the caller then owns it. */
 void ftmw_match_take(ftmw_msg *m);
 
-/* Frees every queued message from p (a fenced incarnation). Returns how
- * many were dropped. */
+/* Frees every queued message from p (a fenced incarnation), and those
+ * held unconfirmed (inbox.h). Returns how many queued were dropped. */
 int ftmw_match_drop(ftmw_peer *p);
 
 /* FT_ANY_TAG matches every application tag, never a broadcast's. */

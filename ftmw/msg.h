@@ -16,6 +16,7 @@ typedef struct ftmw_msg {
   int source;
   int tag;
   uint64_t seq; /* the sender's sequence number (DATA or COPY) */
+  uint32_t epoch; /* a worker's, in a master: its incarnation (inbox.c) */
   size_t len;
   size_t cap; /* bytes data can hold (ftmw_msg_new) */
   uint8_t data[];

@@ -37,7 +37,9 @@ typedef struct ftmw_peer {
   int welcomed;     /* a master we connected to accepted us (even if it
                        died right after) */
   ftmw_seqset rx;      /* master: the DATA/COPY/KEPT seqs queued from this */
-  uint32_t rx_epoch;   /* ...worker incarnation (duplicates are dropped) */
+  uint32_t rx_epoch;   /* ...worker incarnation (duplicates are dropped), */
+  ftmw_qnode unconfirmed; /* ...and its COPYs not confirmed yet (inbox.h):
+                             ftmw_msg.by_peer, oldest first */
   int from_spare;      /* static mode: the spare index + 1 this incarnation
                           was activated from, or 0 */
   ftmw_qnode inbox; /* ftmw_msg.by_peer, arrival order */

@@ -4,6 +4,7 @@
  * Application thread only. */
 #include "calls.h"
 #include "match.h"
+#include "inbox.h"
 #include "replica.h"
 #include "owned.h"
 #include "term.h"
@@ -262,6 +263,10 @@ static int complete(recv_want *w) {
   for (;;) {
     if (!ftmw_is_master())
       p = ftmw_peer_of(0); /* the primary may change while we wait */
+    /* A decision naming a message: the primary took it, so its copy
+     * here, if still unconfirmed, is confirmed by that. */
+    if (decided && decided_seq != 0 && ftmw_match_seq(p, decided_seq) == NULL)
+      ftmw_inbox_confirm_locked(p, decided_seq);
     ftmw_msg *m =
         decided ? (decided_seq ? ftmw_match_seq(p, decided_seq) : NULL)
         : w->from == FROM_ONE

@@ -170,26 +170,27 @@ static int keep_outcome(ftmw_rep_worker *w, int ok, ftmw_msg *m) {
 /* Primary: sends the verdict on worker p's exchange n to every live
  * replica, after the data the primary kept if the exchange received some.
  * Returns 0 if it could not (out of memory). */
-/* Worker p's message m as a KEPT frame's payload (p's rank, then the
- * data), in a message of its own bearing m's tag and number; NULL out of
- * memory. */
+/* Worker p's message m as a KEPT frame's payload (p's rank, the
+ * incarnation that sent it, then the data), in a message of its own
+ * bearing m's tag and number; NULL out of memory. */
 static ftmw_msg *kept_of(const ftmw_peer *p, const ftmw_msg *m) {
-  ftmw_msg *k = ftmw_msg_new(4 + m->len);
+  ftmw_msg *k = ftmw_msg_new(FTMW_KEPT_HEAD + m->len);
   if (k == NULL)
     return NULL;
   k->tag = m->tag;
   k->seq = m->seq;
-  k->len = 4 + m->len;
+  k->len = FTMW_KEPT_HEAD + m->len;
   ftmw_put32(k->data, (uint32_t)p->id);
-  memcpy(k->data + 4, m->data, m->len);
+  ftmw_put32(k->data + 4, m->epoch);
+  memcpy(k->data + FTMW_KEPT_HEAD, m->data, m->len);
   return k;
 }
 
 /* Sends KEPT k to master to, or (to < 0) to every live replica. */
-static void send_kept(int to, const ftmw_msg *k) {
+static void send_kept(int to, const ftmw_msg *k, unsigned flags) {
   for (int m = 0; m <= job.M; m++)
     if (replica_alive(m) && (to < 0 || m == to))
-      send_master(m, FTMW_FRAME_KEPT, k->tag, 0, k->seq, k->data, k->len);
+      send_master(m, FTMW_FRAME_KEPT, k->tag, flags, k->seq, k->data, k->len);
 }
 
 static int tell_verdict_to(int to, ftmw_peer *p, uint64_t n) {
@@ -203,7 +204,7 @@ static int tell_verdict_to(int to, ftmw_peer *p, uint64_t n) {
     ftmw_msg *k = kept_of(p, o->msg);
     if (k == NULL)
       return 0;
-    send_kept(to, k);
+    send_kept(to, k, 0);
     ftmw_msg_free(k);
   }
   for (int k = 0; k <= job.M; k++)
@@ -246,31 +247,46 @@ static void send_decision(int k, const ftmw_decision *d) {
 }
 
 /* Sends master k, as KEPT, every message of worker p that this master
- * holds and its program has not received: a worker's COPY may have
- * reached this replica and not the master that took over, which would
- * then decide without it (ftmw-sim seed 9690: it reported the worker's
+ * holds and its program has not received (flags 0), then those it holds
+ * unconfirmed (FTMW_FLAG_UNCONFIRMED): a worker's COPY may have reached
+ * this replica and not the master that took over, which would then
+ * decide without it (ftmw-sim seed 9690: it reported the worker's
  * failure where this replica received the message). Copied first: the
  * lock is released while each goes. */
 static void send_inbox(int k, ftmw_peer *p) {
-  size_t n = 0, i = 0;
+  size_t n = 0, i = 0, confirmed;
   ftmw_qnode *q;
   ftmw_q_foreach(q, &p->inbox) n++;
+  confirmed = n;
+  ftmw_q_foreach(q, &p->unconfirmed) n++;
   if (n == 0 || !replica_alive(k))
     return;
   ftmw_msg **v = calloc(n, sizeof(*v));
   if (v == NULL)
     return; /* it decides without them, as before */
-  ftmw_q_foreach(q, &p->inbox) {
-    v[i] = kept_of(p, FTMW_CONTAINER_OF(q, ftmw_msg, by_peer));
-    if (v[i] == NULL)
-      break;
-    i++;
-  }
+  ftmw_q_foreach(q, &p->inbox) v[i++] = FTMW_CONTAINER_OF(q, ftmw_msg, by_peer);
+  ftmw_q_foreach(q, &p->unconfirmed) v[i++] =
+      FTMW_CONTAINER_OF(q, ftmw_msg, by_peer);
+  for (i = 0; i < n && (v[i] = kept_of(p, v[i])) != NULL; i++)
+    ;
   for (size_t j = 0; j < i; j++) {
-    send_kept(k, v[j]);
+    send_kept(k, v[j], j < confirmed ? 0 : FTMW_FLAG_UNCONFIRMED);
     ftmw_msg_free(v[j]);
   }
   free(v);
+}
+
+/* Sends master k the verdicts this replica holds on exchanges with worker
+ * r it has not completed: the primary that died may have told them to it
+ * alone (a partition held the others' copy), and the master that took
+ * over must follow them (a receive's data, if it succeeded, went as KEPT
+ * first: it is in this master's inbox, or unconfirmed). */
+static void send_verdicts(int k, int r) {
+  const ftmw_rep_worker *w = &rs.workers[r];
+  for (size_t i = 0; i < sizeof(w->verdicts) / sizeof(w->verdicts[0]); i++)
+    if (w->verdicts[i].n > w->calls && replica_alive(k))
+      send_master(k, FTMW_FRAME_VERDICT, r, w->verdicts[i].ok ? FTMW_FLAG_OK : 0,
+                  w->verdicts[i].n, NULL, 0);
 }
 
 /* Sends master k the last decisions this master received, oldest first:
@@ -290,7 +306,10 @@ static void send_history(int k) {
  * until every live replica has sent what it holds (synced); otherwise it
  * sends the new primary that:
  * the exchanges it has completed, the workers' messages it holds, the
- * decisions it received, SYNC. */
+ * verdicts it has not followed yet, the last DATA each worker said it
+ * ACKed (ftmw-sim seed 32094: a partition held the worker's ACKED to the
+ * master that took over, which reported the send failed where this
+ * replica had completed it), the decisions it received, SYNC. */
 static void primary_changed(void) {
   rs.seen_primary = st.primary;
   if (st.primary == job.id) {
@@ -312,8 +331,13 @@ static void primary_changed(void) {
       send_master(st.primary, FTMW_FRAME_DONE, r, 0, rs.workers[r].calls,
                   NULL, 0);
   }
-  for (int r = 1; r <= job.W; r++)
+  for (int r = 1; r <= job.W; r++) {
     send_inbox(st.primary, &st.workers[r]);
+    send_verdicts(st.primary, r);
+    if (rs.workers[r].acked_seq > 0 && replica_alive(st.primary))
+      send_master(st.primary, FTMW_FRAME_ACKED, r, 0, rs.workers[r].acked_seq,
+                  NULL, 0);
+  }
   send_history(st.primary);
   if (replica_alive(st.primary))
     send_decision(st.primary, &(ftmw_decision){.kind = FTMW_DECIDE_SYNC,
@@ -477,19 +501,28 @@ static int replicated_verdict(ftmw_peer *p, int send) {
     /* The primary reports what it saw. One that took over first gets
      * what the replicas hold (synced); a replica that completed this
      * exchange (its DONE came) then tells how it went; else it follows
-     * its predecessor's send where that one went on (a receive would
-     * need the data it got: lost with it, the call fails). */
+     * its predecessor's send where that one went on. A receive takes the
+     * worker's unconfirmed COPY: with no verdict anywhere, the old
+     * primary either received that message or never completed this
+     * exchange (it tells a failure before going on), and did nothing a
+     * live process saw after it (ftmw-sim seeds 14888, 16192: the worker
+     * died before it confirmed, the old primary after it went on, and
+     * the new primary reported the failure its successor's decisions
+     * contradicted). With none, the call fails: the worker sent the DATA
+     * nowhere. */
     if (!ftmw_is_replica()) {
       if (!synced()) {
         ftmw_wait_locked(-1); /* the old primary's decisions may come */
         continue;
       }
+      if (send && w->numbered > 0 && w->acked_seq >= w->numbered)
+        return 1; /* the worker has this call's DATA (a replica said so) */
       int ahead = -1;
       for (int k = 0; k <= job.M && ahead < 0; k++)
         if (replica_alive(k) && w->done_by[k] >= n)
           ahead = k;
       if (ahead < 0)
-        return send && went_past();
+        return send ? went_past() : rs.took_over && ftmw_inbox_confirm_locked(p, 0) > 0;
       if (asked != ahead) {
         asked = ahead;
         ftmw_trace("suspect_sent", "\"replica\":%d,\"worker\":%d,"
@@ -648,11 +681,12 @@ static int on_decide(ftmw_peer *p, const ftmw_hdr *h, void *payload) {
 }
 
 /* KEPT, primary to replica: the data a worker sent the primary before
- * dying, queued as if the worker's COPY had come. */
+ * dying, queued as if the worker's CONFIRM had come; replica to a master
+ * that took over: what it holds of the workers' (send_inbox). */
 static int on_kept(ftmw_peer *p, const ftmw_hdr *h, void *payload) {
   const uint8_t *b = payload;
-  uint32_t rank = ftmw_get32(b); /* the wire checked len >= 4 */
-  size_t len = (size_t)h->len - 4;
+  uint32_t rank = ftmw_get32(b); /* the wire checked len >= FTMW_KEPT_HEAD */
+  size_t len = (size_t)h->len - FTMW_KEPT_HEAD;
   ftmw_msg *m = NULL;
   if (p->kind == FTMW_ROLE_MASTER && job.role == FTMW_ROLE_MASTER &&
       rank >= 1 && (int)rank <= job.W)
@@ -662,16 +696,18 @@ static int on_kept(ftmw_peer *p, const ftmw_hdr *h, void *payload) {
     m->tag = h->tag;
     m->seq = h->seq;
     m->len = len;
-    memcpy(m->data, b + 4, len);
+    m->epoch = ftmw_get32(b + 4);
+    memcpy(m->data, b + FTMW_KEPT_HEAD, len);
   }
   ftmw_msg_free_data(payload);
   if (m == NULL) {
     ftmw_peer_down(p, 0, "protocol error: bad KEPT");
     return 1;
   }
-  ftmw_trace("kept", "\"worker\":%u,\"seq\":%llu", rank,
-             (unsigned long long)h->seq);
-  ftmw_inbox_push(&st.workers[rank], m);
+  int unconfirmed = (h->flags & FTMW_FLAG_UNCONFIRMED) != 0;
+  ftmw_trace("kept", "\"worker\":%u,\"seq\":%llu,\"unconfirmed\":%d", rank,
+             (unsigned long long)h->seq, unconfirmed);
+  ftmw_inbox_kept(&st.workers[rank], m, unconfirmed);
   return 0;
 }
 
@@ -699,17 +735,16 @@ static void keep_verdict(ftmw_rep_worker *w, uint64_t n, int ok) {
 /* ACKED, DONE, SUSPECT and VERDICT: what the worker or the other masters
  * have done with an exchange. */
 static int on_progress(ftmw_peer *p, const ftmw_hdr *h) {
+  /* A worker's ACKED is about itself; the others, and a replica's ACKED
+   * to a master that took over, name the worker in the tag. */
+  int self = h->type == FTMW_FRAME_ACKED && p->kind == FTMW_ROLE_WORKER;
   int ok = job.role == FTMW_ROLE_MASTER &&
-           (h->type == FTMW_FRAME_ACKED
-                ? p->kind == FTMW_ROLE_WORKER
-                : p->kind == FTMW_ROLE_MASTER && h->tag <= job.W);
+           (self || (p->kind == FTMW_ROLE_MASTER && h->tag >= 1 &&
+                     h->tag <= job.W));
   uv_mutex_lock(&st.lock);
-  ftmw_rep_worker *w = ok ? &rs.workers[h->type == FTMW_FRAME_ACKED
-                                            ? p->id
-                                            : (int)h->tag]
-                          : NULL;
+  ftmw_rep_worker *w = ok ? &rs.workers[self ? p->id : (int)h->tag] : NULL;
   switch (ok ? h->type : 0) {
-  case FTMW_FRAME_ACKED: /* from a worker, to a replica */
+  case FTMW_FRAME_ACKED: /* from a worker, or a replica at a takeover */
     if (h->seq > w->acked_seq)
       w->acked_seq = h->seq;
     break;
@@ -801,18 +836,30 @@ int ftmw_rep_acked(ftmw_peer *p, uint64_t seq) {
   return job.M > 0 && of(p)->acked_seq >= seq;
 }
 
-void ftmw_rep_copy(int acker, int tag, uint64_t seq, const void *buf,
-                   size_t len) {
+/* Worker: sends a frame to every live master but `except`, one after the
+ * other, so that a death between two (fault point `point`, hit before
+ * each) reaches exactly the first. */
+static void to_other_masters(int except, int point, int type, int tag,
+                             uint64_t seq, const void *buf, size_t len) {
   if (job.M == 0 || job.role != FTMW_ROLE_WORKER)
     return;
-  /* One master after the other, so that a death between two copies
-   * (fault point send.copy, hit before each) reaches exactly the first. */
   for (int k = 0; k <= job.M; k++) {
-    if (k == acker || !ftmw_peer_is_up(&st.masters[k]))
+    if (k == except || !ftmw_peer_is_up(&st.masters[k]))
       continue;
-    ftmw_fault_hit(FTMW_FAULT_SEND_COPY);
-    send_master(k, FTMW_FRAME_COPY, tag, 0, seq, buf, len);
+    ftmw_fault_hit(point);
+    send_master(k, type, tag, 0, seq, buf, len);
   }
+}
+
+void ftmw_rep_copy(int primary, int tag, uint64_t seq, const void *buf,
+                   size_t len) {
+  to_other_masters(primary, FTMW_FAULT_SEND_COPY, FTMW_FRAME_COPY, tag, seq,
+                   buf, len);
+}
+
+void ftmw_rep_confirm(int acker, uint64_t seq) {
+  to_other_masters(acker, FTMW_FAULT_SEND_CONFIRM, FTMW_FRAME_CONFIRM, 0, seq,
+                   NULL, 0);
 }
 
 uint64_t ftmw_rep_restore_value(int code, const ftmw_peer *p) {
@@ -827,7 +874,11 @@ int ftmw_rep_follow_restore(ftmw_peer *p, uint64_t v, uint32_t *epoch) {
   uint32_t e = *epoch = (uint32_t)(v >> 32);
   if (code == FT_ERR_NOT_FAILED)
     return code;
-  p->unreported = 0;
+  /* The failure this restore answers is reported. One of the new
+   * incarnation, adopted here before this decision came and failed since,
+   * is not (ftmw_report_failure_locked). */
+  if (code != FT_SUCCESS || p->epoch < e || !ftmw_peer_is_failed(p))
+    p->unreported = 0;
   if (code != FT_SUCCESS) {
     /* The primary's ft_restore dropped what the failed incarnation had
      * left queued before it tried, and so does every replica: kept here,

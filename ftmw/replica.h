@@ -132,10 +132,14 @@ void ftmw_rep_number(struct ftmw_peer *p, uint64_t seq);
  * p did since (finished, failed), as the old primary's did. */
 int ftmw_rep_acked(struct ftmw_peer *p, uint64_t seq);
 
-/* Worker, after master acker acknowledged its DATA (tag, seq): sends the
- * same data to every other live master (COPY) and waits until written. */
-void ftmw_rep_copy(int acker, int tag, uint64_t seq, const void *buf,
+/* Worker, before its DATA (tag, seq) to the master it takes for the
+ * primary: sends the same data to every other live master (COPY), which
+ * holds it unconfirmed, and waits until written: no master can then have
+ * the message alone. Once master acker has acknowledged the DATA,
+ * ftmw_rep_confirm tells the others (CONFIRM). */
+void ftmw_rep_copy(int primary, int tag, uint64_t seq, const void *buf,
                    size_t len);
+void ftmw_rep_confirm(int acker, uint64_t seq);
 
 /* The value of an ft_restore decision on worker p: the outcome code, and
  * on success the new incarnation and the spare it came from. */

@@ -6,8 +6,9 @@
  * next call that names it, or at the any-source receive that would wait
  * for it. With master replicas the primary's eager send runs through the
  * replicas' agreement on the call first. Otherwise (ft_ssend, a longer
- * message, a worker's send with replicas): the replicas' agreement, then
- * the DATA frame into the transport and the wait for its ACK.
+ * message, a worker's send with replicas): the replicas' agreement (a
+ * worker's: its COPY to them first, replica.h), then the DATA frame into
+ * the transport and the wait for its ACK.
  * Application thread only. */
 #include "calls.h"
 #include "transport.h"
@@ -103,10 +104,12 @@ int ftmw_send(const char *call, const void *buf, int count, FT_Datatype type,
     uint64_t seq = ++st.tx_seq;
     p = ftmw_peer_of(0); /* the primary, now that the lock is held */
     rc = ftmw_peer_gone_locked(p, call);
-    if (rc == FT_SUCCESS)
+    if (rc == FT_SUCCESS) {
+      ftmw_rep_copy(p->id, tag, seq, buf, bytes);
       rc = send_data_locked(call, p, seq, tag, buf, bytes, &acker);
+    }
     if (rc == FT_SUCCESS)
-      ftmw_rep_copy(acker, tag, seq, buf, bytes);
+      ftmw_rep_confirm(acker, seq);
   }
   uv_mutex_unlock(&st.lock);
   if (rc != FT_SUCCESS)

@@ -33,6 +33,14 @@ static inline void ftmw_seqset_step(ftmw_seqset *s) {
   s->upto++;
 }
 
+/* Whether seq was received already. */
+static inline int ftmw_seqset_has(const ftmw_seqset *s, uint64_t seq) {
+  if (seq <= s->upto)
+    return 1;
+  uint64_t i = seq - s->upto - 1;
+  return i < FTMW_SEQSET_SPAN && (s->above[i / 64] >> (i % 64) & 1) != 0;
+}
+
 /* Records seq: 1 if it is new, 0 if it was received already. */
 static inline int ftmw_seqset_add(ftmw_seqset *s, uint64_t seq) {
   if (seq <= s->upto)

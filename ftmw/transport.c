@@ -106,11 +106,20 @@ static int on_frame(void *ctx, ftmw_conn *c, void *peer, const ftmw_hdr *h,
   if (routes[h->type] != NULL) /* the wire checked the type */
     return routes[h->type](p, h, payload) || !ftmw_link_open(c);
   switch (h->type) {
+  case FTMW_FRAME_CONFIRM:
   case FTMW_FRAME_COPY: /* only a worker to a replica */
-    if (job.role != FTMW_ROLE_MASTER || p->kind != FTMW_ROLE_WORKER) {
+    if (job.role != FTMW_ROLE_MASTER || job.M == 0 ||
+        p->kind != FTMW_ROLE_WORKER ||
+        (h->type == FTMW_FRAME_CONFIRM && h->seq == 0)) {
       ftmw_msg_free_data(payload);
-      ftmw_peer_down(p, 0, "protocol error: unexpected COPY");
+      ftmw_peer_down(p, 0, "protocol error: unexpected COPY or CONFIRM");
       return 1;
+    }
+    if (h->type == FTMW_FRAME_CONFIRM) {
+      uv_mutex_lock(&st.lock);
+      ftmw_inbox_confirm_locked(p, h->seq);
+      uv_mutex_unlock(&st.lock);
+      return 0;
     }
     /* fall through */
   case FTMW_FRAME_DATA:

@@ -35,7 +35,8 @@ int ftmw_wire_decode(const uint8_t in[FTMW_HDR_SIZE], uint64_t max_payload,
     return FTMW_WIRE_ETYPE;
   if (h->flags & ~(uint16_t)(h->type == FTMW_FRAME_DATA ? FTMW_FLAG_ALL
                              : h->type == FTMW_FRAME_BYE ||
-                                     h->type == FTMW_FRAME_VERDICT
+                                     h->type == FTMW_FRAME_VERDICT ||
+                                     h->type == FTMW_FRAME_KEPT
                                  ? 0x1u
                              : h->type == FTMW_FRAME_FIN
                                  ? FTMW_FLAG_LEAVING | FTMW_FLAG_STOPPING
@@ -51,7 +52,7 @@ int ftmw_wire_decode(const uint8_t in[FTMW_HDR_SIZE], uint64_t max_payload,
       return FTMW_WIRE_ELEN;
     break;
   case FTMW_FRAME_KEPT:
-    if (h->len < 4)
+    if (h->len < FTMW_KEPT_HEAD)
       return FTMW_WIRE_ELEN;
     /* fall through */
   case FTMW_FRAME_DATA:

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #define FTMW_WIRE_MAGIC 0x574d5446u /* "FTMW" on the wire */
-#define FTMW_WIRE_VERSION 2
+#define FTMW_WIRE_VERSION 3
 #define FTMW_HDR_SIZE 40
 #define FTMW_SECRET_SIZE 32
 #define FTMW_HOST_MAX 64
@@ -46,16 +46,18 @@
   XX(BYE, 7)       /* master: shut down; flag CLEAN: safe to MPI_Finalize */   \
   XX(ACTIVATE, 8)  /* master to spare: become worker tag, epoch epoch */       \
   XX(ACTIVATED, 9) /* spare to masters: now worker tag, incarnation seq */   \
-  XX(COPY, 10)     /* worker to replica: the DATA it sent the primary */      \
+  XX(COPY, 10)     /* worker to replica: the DATA it sends the primary, held  \
+                      unconfirmed until CONFIRM (or a verdict, a decision) */ \
   XX(ACKED, 11)    /* worker to replica: it ACKed the primary's DATA seq */   \
   XX(DONE, 12)     /* replica to primary: its exchange seq with worker tag */ \
   XX(DECIDE, 13)   /* primary to replica: decision seq of kind tag (payload) */\
   XX(SUSPECT, 14)  /* replica to primary: worker tag died in my call seq */   \
   XX(VERDICT, 15)  /* primary to replica: call seq with worker tag: flag OK */\
-  XX(KEPT, 16)     /* primary to replica: worker's data (rank, then data) */  \
+  XX(KEPT, 16)     /* master to master: a worker's message (FTMW_KEPT_HEAD) */ \
   XX(FENCE, 17)    /* master to any peer: you are declared failed; exit */ \
   XX(DOWN, 18)     /* primary to replica: worker tag, incarnation seq, failed */ \
-  XX(ABORT, 19)    /* any to any: ft_abort(tag) was called; exit with tag */
+  XX(ABORT, 19)    /* any to any: ft_abort(tag) was called; exit with tag */  \
+  XX(CONFIRM, 20)  /* worker to replica: a master ACKed its DATA seq (COPY) */
 
 enum ftmw_frame_type {
 #define FTMW_FT_GEN(name, val) FTMW_FRAME_##name = val,
@@ -71,6 +73,12 @@ enum ftmw_frame_type {
 #define FTMW_FLAG_LEAVING 0x2u
 #define FTMW_FLAG_STOPPING 0x4u
 #define FTMW_FLAG_OK 0x1u    /* VERDICT: the primary's call succeeded */
+/* KEPT, from a replica to a master that took over: a worker's COPY that
+ * no CONFIRM has confirmed yet (held as such there too). */
+#define FTMW_FLAG_UNCONFIRMED 0x1u
+/* KEPT's payload: the worker's rank (u32), the incarnation that sent the
+ * message (u32), then its data. */
+#define FTMW_KEPT_HEAD 8
 /* DATA: the sender does not wait for it (ft_isend): its ACK may come a
  * little later, with other frames (see ftmw_link_ack). */
 #define FTMW_FLAG_LAZY 0x1u

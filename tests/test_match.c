@@ -14,6 +14,7 @@ static void setup(void) {
   for (int i = 0; i < 4; i++) {
     peers[i].id = i;
     ftmw_q_init(&peers[i].inbox);
+    ftmw_q_init(&peers[i].unconfirmed);
   }
   ftmw_q_init(&arrivals);
 }
