@@ -10,7 +10,6 @@
 #define st ftmw_st
 #define job ftmw_job
 
-
 /* Frees the messages queued at q (by_peer). */
 static void free_all(ftmw_qnode *q) {
   while (!ftmw_q_empty(q)) {

@@ -167,9 +167,6 @@ static int keep_outcome(ftmw_rep_worker *w, int ok, ftmw_msg *m) {
 
 /* --- the exchange sequence ------------------------------------------------ */
 
-/* Primary: sends the verdict on worker p's exchange n to every live
- * replica, after the data the primary kept if the exchange received some.
- * Returns 0 if it could not (out of memory). */
 /* Worker p's message m as a KEPT frame's payload (p's rank, the
  * incarnation that sent it, then the data), in a message of its own
  * bearing m's tag and number; NULL out of memory. */
@@ -193,6 +190,9 @@ static void send_kept(int to, const ftmw_msg *k, unsigned flags) {
       send_master(m, FTMW_FRAME_KEPT, k->tag, flags, k->seq, k->data, k->len);
 }
 
+/* Sends the verdict on worker p's exchange n to master to, or (to < 0)
+ * every live replica, after the data this master kept if the exchange
+ * received some. Returns 0 if it could not (out of memory). */
 static int tell_verdict_to(int to, ftmw_peer *p, uint64_t n) {
   const ftmw_rep_outcome *o = ftmw_rep_outcome_of(of(p), n);
   if (o == NULL) /* dropped: no live replica had it to do (a bug) */
@@ -521,8 +521,10 @@ static int replicated_verdict(ftmw_peer *p, int send) {
       for (int k = 0; k <= job.M && ahead < 0; k++)
         if (replica_alive(k) && w->done_by[k] >= n)
           ahead = k;
+      if (ahead < 0 && send)
+        return went_past();
       if (ahead < 0)
-        return send ? went_past() : rs.took_over && ftmw_inbox_confirm_locked(p, 0) > 0;
+        return rs.took_over && ftmw_inbox_confirm_locked(p, 0) > 0;
       if (asked != ahead) {
         asked = ahead;
         ftmw_trace("suspect_sent", "\"replica\":%d,\"worker\":%d,"
