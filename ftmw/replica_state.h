@@ -1,6 +1,7 @@
 /* The replica protocol's own state (SPEC section 6). replica.c owns it;
- * only replica.c and its unit test (tests/test_replica.c) include this
- * header. Everything here is under st.lock. */
+ * only replica.c, replica_frames.c (the frames that change it) and the
+ * unit test (tests/test_replica.c) include this header. Everything here
+ * is under st.lock. */
 #ifndef FTMW_REPLICA_STATE_H
 #define FTMW_REPLICA_STATE_H
 

@@ -1,0 +1,187 @@
+/* Master replicas: the frames the other processes send the protocol
+ * (ftmw_rep_on_frame, which ftmw_rep_init routes here from the
+ * transport): DECIDE, KEPT, ACKED, DONE, SUSPECT and VERDICT. They run on
+ * the loop's owner, st.lock not held on entry (replica.c's functions run
+ * on the application thread, with it held), and change only the
+ * protocol's state (replica_state.h) and the inboxes (inbox.h). */
+#include "ftmw_impl.h"
+#include "down.h"
+#include "inbox.h"
+#include "loop.h"
+#include "replica_state.h"
+
+#include <stdlib.h>
+
+#define st ftmw_st
+#define job ftmw_job
+#define rs ftmw_rep
+
+int ftmw_rep_queue_decision_locked(const ftmw_decision *d) {
+  if (d->number <= rs.dec_rcvd)
+    return 1;
+  if (d->number != rs.dec_rcvd + 1)
+    return -1;
+  ftmw_decision *q = malloc(sizeof(*q));
+  if (q == NULL)
+    return -1;
+  *q = *d;
+  rs.dec_rcvd = d->number;
+  rs.history[d->number % FTMW_REP_HISTORY] = *d;
+  ftmw_q_insert_tail(&rs.decisions, &q->node);
+  return 0;
+}
+
+/* The kinds of decision that may name no worker (rank 0). */
+static int names_no_worker(int kind) {
+  return kind == FTMW_DECIDE_TESTANY || kind == FTMW_DECIDE_PRIMARY ||
+         kind == FTMW_DECIDE_CLOCK || kind == FTMW_DECIDE_TIMEOUT ||
+         kind == FTMW_DECIDE_PROBED || kind == FTMW_DECIDE_TERM ||
+         kind == FTMW_DECIDE_SYNC;
+}
+
+/* DECIDE, primary to replica: queued for the call that must follow it. */
+static int on_decide(ftmw_peer *p, const ftmw_hdr *h, void *payload) {
+  const uint8_t *b = payload;
+  ftmw_decision d = {.kind = h->tag, .number = h->seq};
+  d.rank = (int)ftmw_get32(b);
+  d.value = ftmw_get64(b + 8);
+  ftmw_msg_free_data(payload);
+  int rc = -1;
+  if (p->kind == FTMW_ROLE_MASTER && job.role == FTMW_ROLE_MASTER &&
+      d.rank >= (names_no_worker(d.kind) ? 0 : 1) && d.rank <= job.W) {
+    uv_mutex_lock(&st.lock);
+    /* From a replica to a master that took over: what it holds of the
+     * old primary's decisions (those it lacks are queued, the rest are
+     * duplicates), then SYNC. One it cannot place (too far ahead) is
+     * left: it decides that call itself. */
+    int from_replica = p->id != st.primary; /* (this one may not know
+                                                yet that it took over) */
+    if (d.kind == FTMW_DECIDE_SYNC) {
+      rc = from_replica ? 1 : -1;
+      rs.synced[p->id] |= from_replica;
+    } else {
+      rc = ftmw_rep_queue_decision_locked(&d);
+      if (rc < 0 && from_replica)
+        rc = 1;
+    }
+    ftmw_loop_wake_locked();
+    uv_mutex_unlock(&st.lock);
+  }
+  if (rc < 0) {
+    ftmw_peer_down(p, 0, "protocol error: DECIDE out of order or unexpected");
+    return 1;
+  }
+  ftmw_trace("decision", "\"from\":%d,\"number\":%llu,\"kind\":%d,"
+             "\"worker\":%d,\"value\":%llu,\"duplicate\":%d", p->id,
+             (unsigned long long)d.number, d.kind, d.rank,
+             (unsigned long long)d.value, rc);
+  return 0;
+}
+
+/* KEPT, primary to replica: the data a worker sent the primary before
+ * dying, queued as if the worker's CONFIRM had come; replica to a master
+ * that took over: what it holds of the workers' (send_inbox). */
+static int on_kept(ftmw_peer *p, const ftmw_hdr *h, void *payload) {
+  const uint8_t *b = payload;
+  uint32_t rank = ftmw_get32(b); /* the wire checked len >= FTMW_KEPT_HEAD */
+  size_t len = (size_t)h->len - FTMW_KEPT_HEAD;
+  ftmw_msg *m = NULL;
+  if (p->kind == FTMW_ROLE_MASTER && job.role == FTMW_ROLE_MASTER &&
+      rank >= 1 && (int)rank <= job.W)
+    m = ftmw_msg_new(len);
+  if (m != NULL) {
+    m->source = (int)rank;
+    m->tag = h->tag;
+    m->seq = h->seq;
+    m->len = len;
+    m->epoch = ftmw_get32(b + 4);
+    memcpy(m->data, b + FTMW_KEPT_HEAD, len);
+  }
+  ftmw_msg_free_data(payload);
+  if (m == NULL) {
+    ftmw_peer_down(p, 0, "protocol error: bad KEPT");
+    return 1;
+  }
+  int unconfirmed = (h->flags & FTMW_FLAG_UNCONFIRMED) != 0;
+  ftmw_trace("kept", "\"worker\":%u,\"seq\":%llu,\"unconfirmed\":%d", rank,
+             (unsigned long long)h->seq, unconfirmed);
+  ftmw_inbox_kept(&st.workers[rank], m, unconfirmed);
+  return 0;
+}
+
+/* Replica: keeps the VERDICT on exchange n until its call asks for it,
+ * in a slot that is free or holds one it has completed since (st.lock
+ * held). A VERDICT answers an open SUSPECT, and a replica has at most one
+ * open per worker: at most FTMW_MAX_MASTERS at once, half the slots, so a
+ * free one is always found (the oldest is overwritten only if not). */
+static void keep_verdict(ftmw_rep_worker *w, uint64_t n, int ok) {
+  size_t slots = sizeof(w->verdicts) / sizeof(w->verdicts[0]), at = 0;
+  if (n <= w->calls)
+    return; /* an exchange this master has completed: no news */
+  for (size_t i = 0; i < slots; i++) {
+    if (w->verdicts[i].n == n || w->verdicts[i].n <= w->calls) {
+      at = i;
+      break;
+    }
+    if (w->verdicts[i].n < w->verdicts[at].n)
+      at = i;
+  }
+  w->verdicts[at].n = n;
+  w->verdicts[at].ok = ok;
+}
+
+/* ACKED, DONE, SUSPECT and VERDICT: what the worker or the other masters
+ * have done with an exchange. */
+static int on_progress(ftmw_peer *p, const ftmw_hdr *h) {
+  /* A worker's ACKED is about itself; the others, and a replica's ACKED
+   * to a master that took over, name the worker in the tag. */
+  int self = h->type == FTMW_FRAME_ACKED && p->kind == FTMW_ROLE_WORKER;
+  int ok = job.role == FTMW_ROLE_MASTER &&
+           (self || (p->kind == FTMW_ROLE_MASTER && h->tag >= 1 &&
+                     h->tag <= job.W));
+  uv_mutex_lock(&st.lock);
+  ftmw_rep_worker *w = ok ? &rs.workers[self ? p->id : (int)h->tag] : NULL;
+  switch (ok ? h->type : 0) {
+  case FTMW_FRAME_ACKED: /* from a worker, or a replica at a takeover */
+    if (h->seq > w->acked_seq)
+      w->acked_seq = h->seq;
+    break;
+  case FTMW_FRAME_DONE: /* from a replica, to every other master */
+    if (h->seq > w->done_by[p->id])
+      w->done_by[p->id] = h->seq;
+    break;
+  case FTMW_FRAME_SUSPECT:
+    w->suspect_by[p->id] = h->seq;
+    break;
+  case FTMW_FRAME_VERDICT: /* from the primary, to a replica */
+    keep_verdict(w, h->seq, (h->flags & FTMW_FLAG_OK) != 0);
+    break;
+  }
+  ftmw_loop_wake_locked();
+  uv_mutex_unlock(&st.lock);
+  if (!ok) {
+    ftmw_peer_down(p, 0, "protocol error: unexpected replica frame");
+    return 1;
+  }
+  if (ftmw_trace_enabled())
+    ftmw_trace(h->type == FTMW_FRAME_ACKED     ? "acked"
+               : h->type == FTMW_FRAME_DONE    ? "done"
+               : h->type == FTMW_FRAME_SUSPECT ? "suspect"
+                                               : "verdict",
+               "\"from\":%d,\"worker\":%d,\"call\":%llu,\"ok\":%d", p->id,
+               h->tag, (unsigned long long)h->seq,
+               (h->flags & FTMW_FLAG_OK) != 0);
+  return 0;
+}
+
+int ftmw_rep_on_frame(ftmw_peer *p, const ftmw_hdr *h, void *payload) {
+  switch (h->type) {
+  case FTMW_FRAME_DECIDE:
+    return on_decide(p, h, payload);
+  case FTMW_FRAME_KEPT:
+    return on_kept(p, h, payload);
+  default:
+    return on_progress(p, h);
+  }
+}
+
