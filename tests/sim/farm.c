@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const sim_call_names[] = {"?", "send", "recv", "restore", "stop"};
+const char *const sim_call_names[] = {"?",    "send", "recv",  "restore",
+                                      "stop", "post", "probe"};
+const char *const sim_take_names[] = {"ft_recv", "ft_waitany", "ft_probe"};
 sim_farm_job sim_farm;
 program sim_progs[SIM_MAX_NODES];
 
@@ -72,6 +74,7 @@ typedef struct {
   int W, live, nqueue;
   int64_t holds[FTMW_SIM_MAX_W + 1], queue[MAX_TASKS];
   int gone[FTMW_SIM_MAX_W + 1];
+  int64_t posted[FTMW_SIM_MAX_W + 1][2]; /* TAKE_WAITANY: each receive's buffer */
 } farm;
 
 static void recover(farm *f, int w);
@@ -87,8 +90,41 @@ static void give(farm *f, int w) {
     return;
   int s = f->p->f.send(&f->holds[w], 1, FT_LONG_LONG, w, TAG_TASK);
   note(f->p, CALL_SEND, s, w, f->holds[w], 0);
+  if (s == 1 && sim_farm.take == TAKE_WAITANY) { /* its result's receive */
+    s = f->p->f.irecv(f->posted[w], 2, FT_LONG_LONG, w, TAG_RESULT);
+    note(f->p, CALL_POST, s, w, f->holds[w], 0);
+  }
   if (s != 1)
     recover(f, w);
+}
+
+/* The next result, in r from the worker in st->source, as the drawn way
+ * takes it: 2, or 0 with the error set and st->source the worker whose
+ * failure it reports (-1: the program failed). */
+static int next_result(farm *f, int64_t r[2], FT_Status *st) {
+  program *p = f->p;
+  int rc, w = 0;
+  switch (sim_farm.take) {
+  case TAKE_WAITANY:
+    rc = p->f.waitany(&w);
+    st->source = w;
+    if (rc > 0) {
+      memcpy(r, f->posted[w], sizeof(f->posted[w]));
+      return 2;
+    }
+    if (w < 1)
+      fail_prog(p, "ft_waitany: %d, error %d", rc, p->f.error());
+    return 0;
+  case TAKE_PROBE:
+    rc = p->f.probe(FT_ANY_SOURCE, TAG_RESULT, st);
+    note(p, CALL_PROBE, rc, st->source, -1, 0);
+    if (rc != 1)
+      return 0;
+    w = st->source;
+    return p->f.recv(r, 2, FT_LONG_LONG, w, TAG_RESULT, st);
+  default:
+    return p->f.recv(r, 2, FT_LONG_LONG, FT_ANY_SOURCE, TAG_RESULT, st);
+  }
 }
 
 /* Worker w was reported failed: it starts again and gets back what it
@@ -123,9 +159,11 @@ static void master(program *p, int W) {
       give(f, w);
   while (done < sim_farm.tasks && f->live > 0 && p->failure[0] == '\0') {
     int64_t r[2] = {-1, -1};
-    FT_Status st;
-    int rc = p->f.recv(r, 2, FT_LONG_LONG, FT_ANY_SOURCE, TAG_RESULT, &st);
+    FT_Status st = {.source = -1};
+    int rc = next_result(f, r, &st);
     note(p, CALL_RECV, rc, st.source, r[0], r[1]);
+    if (p->failure[0] != '\0')
+      break;
     int w = st.source;
     if (rc == 2) {
       if (w < 1 || w > W || r[0] < 0 || r[0] >= sim_farm.tasks) {
@@ -162,7 +200,7 @@ static void master(program *p, int W) {
     } else if (p->f.error() == FT_ERR_PEER_FAILED && w >= 1 && w <= W) {
       recover(f, w);
     } else {
-      fail_prog(p, "ft_recv(FT_ANY_SOURCE): %d, error %d", rc, p->f.error());
+      fail_prog(p, "taking a result: %d, error %d", rc, p->f.error());
       break;
     }
   }
@@ -214,12 +252,16 @@ void sim_farm_bind(api *f, void *h) {
   f->finalize = SYM(h, "ft_finalize");
   f->send = SYM(h, "ft_send");
   f->recv = SYM(h, "ft_recv");
+  f->irecv = SYM(h, "ft_irecv");
+  f->waitany = SYM(h, "ft_waitany");
+  f->probe = SYM(h, "ft_probe");
   f->restore = SYM(h, "ft_restore");
   f->is_primary = SYM(h, "ft_is_primary");
   f->error = SYM(h, "ft_error");
   f->errname = SYM(h, "ft_errname");
-  if (!f->init || !f->finalize || !f->send || !f->recv || !f->restore ||
-      !f->is_primary || !f->error || !f->errname) {
+  if (!f->init || !f->finalize || !f->send || !f->recv || !f->irecv ||
+      !f->waitany || !f->probe || !f->restore || !f->is_primary ||
+      !f->error || !f->errname) {
     fprintf(stderr, "ftmw-sim: the library lacks a call\n");
     exit(2);
   }

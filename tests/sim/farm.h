@@ -1,6 +1,6 @@
 /* The programs the simulator runs in each node (farm.c): the thesis'
- * farm and its two-part variant, and what they record for the checks
- * (main.c). */
+ * farm and its two-part variant, each taking its results in one of three
+ * ways, and what they record for the checks (main.c). */
 #ifndef FTMW_SIM_FARM_H
 #define FTMW_SIM_FARM_H
 
@@ -23,6 +23,9 @@ typedef struct {
   int (*finalize)(void);
   int (*send)(const void *, int, FT_Datatype, int, int);
   int (*recv)(void *, int, FT_Datatype, int, int, FT_Status *);
+  int (*irecv)(void *, int, FT_Datatype, int, int);
+  int (*waitany)(int *);
+  int (*probe)(int, int, FT_Status *);
   int (*restore)(int);
   int (*is_primary)(void);
   int (*error)(void);
@@ -30,7 +33,8 @@ typedef struct {
 } api;
 
 /* What a master's program saw: one entry per call. */
-enum { CALL_SEND = 1, CALL_RECV, CALL_RESTORE, CALL_STOP };
+enum { CALL_SEND = 1, CALL_RECV, CALL_RESTORE, CALL_STOP, CALL_POST,
+       CALL_PROBE };
 extern const char *const sim_call_names[];
 
 typedef struct {
@@ -52,9 +56,17 @@ typedef struct {
 } program;
 
 /* What a schedule asks of the programs, and what they tell it. */
+/* How the master takes its results: ft_recv(FT_ANY_SOURCE); a receive
+ * posted for each worker given a task (ft_irecv), completed by
+ * ft_waitany; or ft_probe(FT_ANY_SOURCE), then ft_recv from the worker it
+ * found. */
+enum { TAKE_RECV, TAKE_WAITANY, TAKE_PROBE, TAKE_KINDS };
+extern const char *const sim_take_names[];
+
 typedef struct {
   int tasks;
   int two_parts; /* the two-part program (else the farm) */
+  int take;      /* TAKE_*: how the master takes results */
   int launched;  /* processes out of ft_init (spares never are) */
 } sim_farm_job;
 

@@ -3,7 +3,7 @@
  * library; docs/replicas.md, "The simulator", what is drawn and checked).
  *
  *   ftmw-sim [--seeds N] [--seed S] [--jobs J] [--verbose] [--no-partitions]
- *            [--lib libftmw.so]
+ *            [--any-source-only] [--lib libftmw.so]
  *
  * Seed S (default 1) and the N-1 after it each draw a job, its network's
  * delays and its faults (draw_job, draw_split), run the programs of
@@ -146,12 +146,26 @@ static void *load(int k) {
 
 static void draw_split(uint64_t seed);
 
+/* How the master takes its results (farm.h): ft_recv(FT_ANY_SOURCE) in
+ * half the schedules, ft_waitany or ft_probe in a quarter each. Drawn
+ * from a stream of its own, so that with --any-source-only a seed draws
+ * the schedule it drew before the other ways were simulated. */
+static int any_source_only;
+
+static int draw_take(uint64_t seed) {
+  uint64_t z = seed ^ 0x7a4e5ull, d = sim_splitmix(&z) % 4;
+  return any_source_only || d < 2 ? TAKE_RECV
+         : d == 2                 ? TAKE_WAITANY
+                                  : TAKE_PROBE;
+}
+
 static void draw_job(uint64_t seed) {
   job.W = 1 + (int)sim_below(FTMW_SIM_MAX_W);
   job.M = (int)sim_below(3);
   job.S = (int)sim_below(3);
   job.tasks = 4 + (int)sim_below(21);
   sim_farm.two_parts = (int)sim_below(2);
+  sim_farm.take = draw_take(seed);
   sim_net_min_ns = 10000 + sim_below(50000);
   sim_net_max_ns = sim_net_min_ns + sim_below(1000000);
   /* Faults: workers (never all of them for good), and with replicas
@@ -298,9 +312,10 @@ static int run_one(uint64_t seed, char *why, size_t len) {
   set_env("FT_NUM_MASTERS", job.M);
   set_env("FT_SPARES", job.S);
   unsetenv("PMI_FD");
-  sim_log("seed %" PRIu64 ": %s, %d workers, %d replicas, %d spares, %d tasks, "
-          "delays %" PRIu64 "-%" PRIu64 " us", seed,
+  sim_log("seed %" PRIu64 ": %s (results by %s), %d workers, %d replicas, "
+          "%d spares, %d tasks, delays %" PRIu64 "-%" PRIu64 " us", seed,
           sim_farm.two_parts ? "two-part farm" : "farm",
+          sim_take_names[sim_farm.take],
           job.W, job.M, job.S, job.tasks, sim_net_min_ns / 1000,
           sim_net_max_ns / 1000);
   if (job.split)
@@ -342,7 +357,7 @@ typedef struct {
   int failed;
   uint64_t hash, steps;
   uint64_t faults, master_faults, silent, replicated, two_parts, outcomes,
-      restores, output_twice, partitions;
+      restores, output_twice, partitions, take[TAKE_KINDS];
   char why[512];
 } report;
 
@@ -352,6 +367,7 @@ static void fill_report(report *r, int rc) {
   r->steps = sim_steps;
   r->replicated = job.M > 0;
   r->two_parts = sim_farm.two_parts;
+  r->take[sim_farm.take] = 1;
   r->output_twice = job.output_twice;
   r->partitions = job.split == 2;
   for (int k = 0; k < job.next_kill; k++) {
@@ -373,6 +389,8 @@ static void add_report(report *sum, const report *r) {
   sum->silent += r->silent;
   sum->replicated += r->replicated;
   sum->two_parts += r->two_parts;
+  for (int t = 0; t < TAKE_KINDS; t++)
+    sum->take[t] += r->take[t];
   sum->outcomes += r->outcomes;
   sum->restores += r->restores;
   sum->output_twice += r->output_twice;
@@ -426,10 +444,12 @@ int main(int argc, char **argv) {
       sim_verbose = 1;
     else if (strcmp(argv[i], "--no-partitions") == 0)
       partitions = 0;
+    else if (strcmp(argv[i], "--any-source-only") == 0)
+      any_source_only = 1;
     else {
       fprintf(stderr,
               "usage: ftmw-sim [--seeds N] [--seed S] [--jobs J] [--verbose] "
-              "[--no-partitions] [--lib libftmw.so]\n");
+              "[--no-partitions] [--any-source-only] [--lib libftmw.so]\n");
       return 2;
     }
   }
@@ -527,11 +547,13 @@ int main(int argc, char **argv) {
   remove_lib_dir();
   printf("partitions %" PRIu64 ", faults %" PRIu64 " (masters %" PRIu64
          ", silent hosts %" PRIu64 "), schedules with replicas %" PRIu64 ", two-part %" PRIu64
+         ", results by ft_waitany %" PRIu64 " and by ft_probe %" PRIu64
          ", restores %" PRIu64 ", call outcomes compared %" PRIu64
          ", steps %" PRIu64 "; answer written twice (a primary died between "
          "it and its next call, docs/replicas.md) %" PRIu64 "\n",
          sum.partitions, sum.faults, sum.master_faults, sum.silent,
-         sum.replicated, sum.two_parts, sum.restores, sum.outcomes, sum.steps,
+         sum.replicated, sum.two_parts, sum.take[TAKE_WAITANY],
+         sum.take[TAKE_PROBE], sum.restores, sum.outcomes, sum.steps,
          sum.output_twice);
   printf("%" PRIu64 " schedules, %" PRIu64 " passed, %" PRIu64 " failed\n",
          passed + failed, passed, failed);
