@@ -38,6 +38,10 @@ static int send_data_locked(const char *call, ftmw_peer *p, uint64_t seq,
         *acker = p->id;
       return FT_SUCCESS;
     }
+    /* A master that took over: the worker ACKed the old primary's DATA of
+     * this number while this one's was on its way (send_self_locked). */
+    if (ftmw_is_master() && ftmw_rep_acked(p, seq))
+      return FT_SUCCESS;
     if (!ftmw_is_master()) {
       while (ftmw_peer_is_up(p)) /* a failed write comes first */
         ftmw_wait_locked(-1);
@@ -50,6 +54,27 @@ static int send_data_locked(const char *call, ftmw_peer *p, uint64_t seq,
     int rc = ftmw_peer_gone_locked(p, call);
     return rc != FT_SUCCESS ? rc : FT_ERR_PEER_FAILED;
   }
+}
+
+/* A master's own send of DATA number seq to p, every replica done with
+ * the exchange before (st.lock held). Eager: its outcome is decided now,
+ * and the replicas follow it through the worker's ACKED, or this master's
+ * verdict (success) if the worker dies first. A master that took over
+ * completes it as a replica would where the worker's ACKED of that number
+ * came while it waited: the old primary's DATA reached the worker
+ * (ftmw-sim seed 244126: the worker finished meanwhile, and the new
+ * primary reported that where the replica completed the send). */
+static int send_self_locked(const char *call, ftmw_peer *p, uint64_t seq,
+                            int tag, const void *buf, size_t bytes,
+                            int eager) {
+  if (ftmw_rep_acked(p, seq))
+    return FT_SUCCESS;
+  int rc = ftmw_peer_gone_locked(p, call);
+  if (rc == FT_SUCCESS && eager)
+    rc = ftmw_isend_eager_locked(call, p, seq, tag, buf, bytes);
+  if ((rc == FT_SUCCESS && !eager) || rc == FT_ERR_NOMEM) /* no copy */
+    rc = send_data_locked(call, p, seq, tag, buf, bytes, NULL);
+  return rc;
 }
 
 int ftmw_send(const char *call, const void *buf, int count, FT_Datatype type,
@@ -86,14 +111,7 @@ int ftmw_send(const char *call, const void *buf, int count, FT_Datatype type,
     }
     if (rc == FTMW_REP_SEND_SELF) {
       ftmw_rep_begin(p); /* also before reporting p's failure */
-      rc = ftmw_peer_gone_locked(p, call);
-      /* Eager: its outcome is decided now, and the replicas follow it
-       * through the worker's ACKED, or this master's verdict (success)
-       * if the worker dies first. */
-      if (rc == FT_SUCCESS && eager)
-        rc = ftmw_isend_eager_locked(call, p, seq, tag, buf, bytes);
-      if ((rc == FT_SUCCESS && !eager) || rc == FT_ERR_NOMEM) /* no copy */
-        rc = send_data_locked(call, p, seq, tag, buf, bytes, NULL);
+      rc = send_self_locked(call, p, seq, tag, buf, bytes, eager);
     }
     if (rc == FT_SUCCESS)
       ftmw_rep_end(p, 1, NULL);

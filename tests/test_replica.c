@@ -800,6 +800,26 @@ Test(replica, new_primary_follows_a_replicas_acked) {
   script_played();
 }
 
+/* This master took over and sends the worker the DATA the old primary
+ * sent last; while it waits for replica 2 to be done with the exchange
+ * before, the worker's ACKED of the old primary's DATA comes, and then
+ * the worker finishes. The send completes, as replica 2's does (ftmw-sim
+ * seed 244126: the new primary reported the worker finished). */
+Test(replica, new_primary_send_acked_while_it_waits_completes) {
+  start(1);
+  ftmw_peer *p = &st.workers[1];
+  job.cfg.max_message = 1024;
+  ftmw_rep_end(p, 1, NULL); /* exchange 1, done here */
+  now(master_fails(0));
+  SCRIPT(acked(1, 1), worker_finishes(1), done(2, 1, 1));
+  uv_mutex_unlock(&st.lock);
+  long long stop = -1;
+  int n = ft_send(&stop, 1, FT_LONG_LONG, 1, 2);
+  uv_mutex_lock(&st.lock);
+  script_played();
+  cr_assert_eq(n, 1, "ft_send: %d, error %d", n, ft_error());
+}
+
 /* An ACKED of a DATA this replica has numbered already says nothing. */
 Test(replica, new_primary_acked_of_earlier_send_says_nothing) {
   start(1);
