@@ -29,8 +29,6 @@
 #define job ftmw_job
 #define rs ftmw_rep
 
-ftmw_rep_state ftmw_rep;
-
 /* --- state and link ------------------------------------------------------- */
 
 static ftmw_rep_worker *of(const ftmw_peer *p) { return &rs.workers[p->id]; }
