@@ -408,6 +408,7 @@ static ftmw_msg *msg_from(int r, int tag, uint64_t seq, const char *text) {
   m->source = r;
   m->tag = tag;
   m->seq = seq;
+  m->epoch = st.workers[r].epoch; /* as inbox.c queues it */
   m->len = len;
   memcpy(m->data, text, len);
   return m;

@@ -100,7 +100,7 @@ static void give(farm *f, int w) {
 
 /* The next result, in r from the worker in st->source, as the drawn way
  * takes it: 2, or 0 with the error set and st->source the worker whose
- * failure it reports (-1: the program failed). */
+ * failure it reports (or the program failed: fail_prog). */
 static int next_result(farm *f, int64_t r[2], FT_Status *st) {
   program *p = f->p;
   int rc, w = 0;
