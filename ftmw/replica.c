@@ -454,8 +454,8 @@ static int replicated_end(ftmw_peer *p, int ok, ftmw_msg *m) {
   w->calls++;
   int kept = keep_outcome(w, ok, m);
   /* The primary tells a failure at once, before any later decision: a
-   * replica whose primary dies then knows that with no verdict, the old
-   * primary's exchange succeeded or it did nothing after it. */
+   * replica whose primary dies then knows that a decision it holds from
+   * it, or a later DATA's ACKED, came after a success (went_past). */
   if (!ok && job.id == st.primary && w->answered_n != w->calls &&
       tell_verdict(p, w->calls))
     w->answered_n = w->calls;
@@ -471,6 +471,22 @@ static int replicated_end(ftmw_peer *p, int ok, ftmw_msg *m) {
    * became primary takes over. */
   replicated_serve();
   return kept;
+}
+
+/* Whether the primary this master took over from went on past the
+ * exchange this master is in: a decision of it is queued here (this call
+ * took every earlier one), or a worker ACKed a DATA of it that this
+ * master has not numbered yet (every master numbers its sends to a worker
+ * alike, and this one numbered those of every earlier call). Since it
+ * tells a failure before going on (replicated_end), it went past that
+ * exchange with a success. */
+static int went_past(void) {
+  if (!ftmw_q_empty(&rs.decisions))
+    return 1;
+  for (int r = 1; r <= job.W; r++)
+    if (rs.workers[r].acked_seq > rs.workers[r].numbered)
+      return 1;
+  return 0;
 }
 
 static int replicated_verdict(ftmw_peer *p, int send) {
@@ -504,17 +520,8 @@ static int replicated_verdict(ftmw_peer *p, int send) {
       for (int k = 0; k <= job.M && ahead < 0; k++)
         if (replica_alive(k) && w->done_by[k] >= n)
           ahead = k;
-      /* A send the old primary made succeeded there unless it told a
-       * failure, which it does before going on: with no verdict, it
-       * either succeeded (and may have gone on: the evidence, another
-       * worker's ACKED, may still be on its way; ftmw-sim seed 865070:
-       * the new primary reported the failure, gave another worker a task
-       * under the number the old primary had used, and got the old
-       * task's result), or the old primary did nothing after it. So it
-       * succeeds here too; a dead worker's failure is reported at the
-       * next call that names it, as after an eager send. */
       if (ahead < 0 && send)
-        return 1;
+        return went_past();
       if (ahead < 0)
         return rs.took_over && ftmw_inbox_confirm_locked(p, 0) > 0;
       if (asked != ahead) {

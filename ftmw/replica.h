@@ -89,16 +89,17 @@ int ftmw_rep_end(struct ftmw_peer *p, int ok, struct ftmw_msg *m);
  * primary, decides when no verdict came). */
 int ftmw_rep_verdict(struct ftmw_peer *p);
 /* The same for a send. A master that took over during the call and got
- * no verdict completes it: the primary tells every failure at once,
- * before going on, so the old primary's send succeeded, or it did nothing
- * after it; the worker's failure is reported at the next call that names
- * it (found by tools/ftmw-sim, seed 2297: the new primary reported the
- * failure, then found the old primary's next decision, and left the job
- * as "not deterministic"; seeds 17749 and 865070: the old primary's next
- * send went to another worker, whose ACKED was here, or still on its
- * way: the new primary, on the other branch, sent that worker another
- * task under the same number, dropped as a duplicate, and got back the
- * answer to the old primary's). */
+ * no verdict follows the old primary's outcome where that one went on
+ * past the exchange (a decision of its is queued here, or a worker ACKed
+ * a DATA of its that this master has not numbered yet): the primary
+ * tells every failure at once, before
+ * going on, so it went on after a success (found by tools/ftmw-sim, seed
+ * 2297: the new primary reported the failure, then found the old
+ * primary's next decision, and left the job as "not deterministic";
+ * seed 17749: the old primary's next send went to another worker, whose
+ * ACKED was here: the new primary, on the other branch, sent that worker
+ * another task under the same number, dropped as a duplicate, and got
+ * back the answer to the old primary's). */
 int ftmw_rep_send_verdict(struct ftmw_peer *p);
 
 /* Whatever the protocol needs from a master while it waits: a master that

@@ -821,14 +821,13 @@ Test(replica, new_primary_send_acked_while_it_waits_completes) {
   cr_assert_eq(n, 1, "ft_send: %d, error %d", n, ft_error());
 }
 
-/* An ACKED of a DATA this replica has numbered already says nothing:
- * the send completes, as with none. */
+/* An ACKED of a DATA this replica has numbered already says nothing. */
 Test(replica, new_primary_acked_of_earlier_send_says_nothing) {
   start(1);
   ftmw_peer *q = &st.workers[2];
   ftmw_rep_number(q, ++ftmw_app_of(q)->next_seq);
   now(acked(2, 1));
-  cr_assert_eq(send_verdict_after_takeover(&st.workers[1]), 1);
+  cr_assert_eq(send_verdict_after_takeover(&st.workers[1]), 0);
 }
 
 /* The worker died between its COPY to replica 2 and to this replica
@@ -903,14 +902,10 @@ Test(replica, replica_sends_the_new_primary_what_it_holds) {
                              "DECIDE>1 tag=12 seq=2");
 }
 
-/* Without a later decision, or an ACKED yet, the new primary completes
- * the send too: the old primary's succeeded, or it did nothing after it
- * (evidence that it went on may still be on its way: ftmw-sim seed
- * 865070); the worker's failure is reported at the next call. */
-Test(replica, new_primary_send_without_later_decision_succeeds) {
+/* Without a later decision, the new primary decides: the send failed. */
+Test(replica, new_primary_send_without_later_decision_fails) {
   start(1);
-  cr_assert_eq(send_verdict_after_takeover(&st.workers[1]), 1);
-  cr_assert_eq(st.workers[1].unreported, 1, "the failure is still to report");
+  cr_assert_eq(send_verdict_after_takeover(&st.workers[1]), 0);
 }
 
 /* Case 2, the primary: the worker ACKed the primary only and died; a
