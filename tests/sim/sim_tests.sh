@@ -30,11 +30,7 @@ regressions)
   for s in 1072 5347 23362 9690 36689 14888 16192 49476 32094 11875 244126; do
     "$sim" --any-source-only --seed "$s" 2>/dev/null | head -1
     "$sim" --any-source-only --seed "$s" >/dev/null 2>&1 || { echo "seed $s FAILED"; exit 1; }
-  done
-  # 865070 (a send the old primary had made, whose worker died: the ACKED
-  # that showed it had gone on was still on its way to the new primary)
-  "$sim" --seed 865070 2>/dev/null | head -1
-  "$sim" --seed 865070 >/dev/null 2>&1 || { echo "seed 865070 FAILED"; exit 1; } ;;
+  done ;;
 replay)
   a=$("$sim" --seed 2933 2>/dev/null | grep -o 'run hash [0-9a-f]*')
   b=$("$sim" --seed 2933 2>/dev/null | grep -o 'run hash [0-9a-f]*')
