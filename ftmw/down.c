@@ -20,6 +20,18 @@ static void tell_down(const ftmw_peer *p, uint32_t epoch) {
   }
 }
 
+/* See down.h. */
+void ftmw_mark_primary(void) {
+  if (job.role != FTMW_ROLE_WORKER || job.M == 0)
+    return;
+  uv_mutex_lock(&st.lock);
+  ftmw_peer *m = &st.masters[st.primary];
+  ftmw_conn *c = st.primary != 0 && ftmw_peer_is_up(m) ? m->conn : NULL;
+  uv_mutex_unlock(&st.lock);
+  if (c != NULL)
+    ftmw_link_send(c, FTMW_FRAME_MARK, 0, 0, 0, NULL, 0);
+}
+
 /* See down.h. The FENCE goes out before the close, on the same stream. */
 void ftmw_peer_down(ftmw_peer *p, int done, const char *why) {
   ftmw_conn *c = p->conn;
@@ -29,6 +41,7 @@ void ftmw_peer_down(ftmw_peer *p, int done, const char *why) {
   int was = p->state;
   int live = ftmw_peer_state_live(was);
   uint32_t epoch = p->epoch; /* a restore may bump it once we unlock */
+  int next = -1;              /* the new primary, if p was the primary */
   /* A master tells a live peer that it may still reach, before closing. */
   int fence = !done && live && c != NULL && ftmw_link_readable_by_peer(c) &&
               job.role == FTMW_ROLE_MASTER;
@@ -39,9 +52,9 @@ void ftmw_peer_down(ftmw_peer *p, int done, const char *why) {
       ftmw_peer_fenced_locked(p, why);
     else
       ftmw_peer_failed_locked(p, 1, why);
-    int next = !done && p->kind == FTMW_ROLE_MASTER && p->id == st.primary
-                   ? ftmw_first_live_master_locked()
-                   : -1;
+    next = !done && p->kind == FTMW_ROLE_MASTER && p->id == st.primary
+               ? ftmw_first_live_master_locked()
+               : -1;
     if (next >= 0) {
       __atomic_store_n(&st.primary, next, __ATOMIC_RELAXED); /* peer_of */
       ftmw_trace("primary_changed", "\"from\":%d,\"primary\":%d", p->id,
@@ -66,6 +79,8 @@ void ftmw_peer_down(ftmw_peer *p, int done, const char *why) {
     ftmw_inbox_release_held();
   if (done || !live || __atomic_load_n(&st.aborting, __ATOMIC_RELAXED))
     return; /* ending the job: every peer goes, nothing to tell */
+  if (next >= 0)
+    ftmw_mark_primary();
   if (primary && p->kind == FTMW_ROLE_WORKER)
     tell_down(p, epoch);
   if (job.role == FTMW_ROLE_MASTER && job.id == st.primary && p->at.pid > 0)

@@ -179,6 +179,7 @@ void ftmw_join_activate(ftmw_conn *c, ftmw_peer *p, const ftmw_hdr *h) {
       ftmw_link_send(m == p ? c : m->conn, FTMW_FRAME_ACTIVATED, h->tag,
                      h->seq, 0, NULL, 0);
   }
+  ftmw_mark_primary();
   ftmw_trace("activated", NULL);
 }
 

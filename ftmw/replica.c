@@ -35,8 +35,9 @@ static ftmw_rep_worker *of(const ftmw_peer *p) { return &rs.workers[p->id]; }
 
 int ftmw_rep_init(int W) {
   static const int types[] = {FTMW_FRAME_DECIDE,  FTMW_FRAME_KEPT,
-                              FTMW_FRAME_ACKED,   FTMW_FRAME_DONE,
-                              FTMW_FRAME_SUSPECT, FTMW_FRAME_VERDICT};
+                              FTMW_FRAME_ACKED,   FTMW_FRAME_MARK,
+                              FTMW_FRAME_DONE,    FTMW_FRAME_SUSPECT,
+                              FTMW_FRAME_VERDICT};
   memset(&rs, 0, sizeof(rs));
   ftmw_q_init(&rs.decisions);
   rs.workers = calloc((size_t)W + 1, sizeof(*rs.workers));
@@ -473,13 +474,32 @@ static int replicated_end(ftmw_peer *p, int ok, ftmw_msg *m) {
   return kept;
 }
 
+/* Whether every live worker has told this master, which took over, that
+ * it takes it for primary (MARK, down.h): each did so after reading the
+ * last frame of the dead primary, and after the ACKED of every DATA of it
+ * that it took, on the same connection. Before, a worker's ACKED that
+ * shows the old primary went on may still be on its way (ftmw-sim seed
+ * 865070: the new primary reported a failure at a send the old one had
+ * completed before giving another worker its next task, gave that worker
+ * another task under the number the old one had used, which it dropped as
+ * a duplicate, and got the old task's result). A worker that never says
+ * so is failed in the end (FT_TIMEOUT_MS), fenced if alive. */
+static int marked(void) {
+  for (int r = 1; r <= job.W; r++)
+    if (ftmw_peer_is_up(&st.workers[r]) &&
+        rs.workers[r].marked != (uint64_t)st.workers[r].epoch + 1)
+      return 0;
+  return 1;
+}
+
 /* Whether the primary this master took over from went on past the
  * exchange this master is in: a decision of it is queued here (this call
  * took every earlier one), or a worker ACKed a DATA of it that this
  * master has not numbered yet (every master numbers its sends to a worker
  * alike, and this one numbered those of every earlier call). Since it
  * tells a failure before going on (replicated_end), it went past that
- * exchange with a success. */
+ * exchange with a success. Asked once every live worker's ACKEDs are in
+ * (marked). */
 static int went_past(void) {
   if (!ftmw_q_empty(&rs.decisions))
     return 1;
@@ -520,6 +540,10 @@ static int replicated_verdict(ftmw_peer *p, int send) {
       for (int k = 0; k <= job.M && ahead < 0; k++)
         if (replica_alive(k) && w->done_by[k] >= n)
           ahead = k;
+      if (ahead < 0 && send && !marked()) {
+        ftmw_wait_locked(-1); /* a worker's ACKED may be on its way */
+        continue;
+      }
       if (ahead < 0 && send)
         return went_past();
       if (ahead < 0)

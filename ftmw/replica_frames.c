@@ -1,9 +1,9 @@
 /* Master replicas: the frames the other processes send the protocol
  * (ftmw_rep_on_frame, which ftmw_rep_init routes here from the
- * transport): DECIDE, KEPT, ACKED, DONE, SUSPECT and VERDICT. They run on
- * the loop's owner, st.lock not held on entry (replica.c's functions run
- * on the application thread, with it held), and change only the
- * protocol's state (replica_state.h) and the inboxes (inbox.h). */
+ * transport): DECIDE, KEPT, ACKED, MARK, DONE, SUSPECT and VERDICT. They
+ * run on the loop's owner, st.lock not held on entry (replica.c's
+ * functions run on the application thread, with it held), and change
+ * only the protocol's state (replica_state.h) and the inboxes (inbox.h). */
 #include "ftmw_impl.h"
 #include "down.h"
 #include "inbox.h"
@@ -130,21 +130,27 @@ static void keep_verdict(ftmw_rep_worker *w, uint64_t n, int ok) {
   w->verdicts[at].ok = ok;
 }
 
-/* ACKED, DONE, SUSPECT and VERDICT: what the worker or the other masters
- * have done with an exchange. */
+/* ACKED, MARK, DONE, SUSPECT and VERDICT: what the worker or the other
+ * masters have done with an exchange. */
 static int on_progress(ftmw_peer *p, const ftmw_hdr *h) {
-  /* A worker's ACKED is about itself; the others, and a replica's ACKED
-   * to a master that took over, name the worker in the tag. */
-  int self = h->type == FTMW_FRAME_ACKED && p->kind == FTMW_ROLE_WORKER;
+  /* A worker's ACKED and MARK are about itself; the others, and a
+   * replica's ACKED to a master that took over, name the worker in the
+   * tag. */
+  int self = (h->type == FTMW_FRAME_ACKED || h->type == FTMW_FRAME_MARK) &&
+             p->kind == FTMW_ROLE_WORKER;
   int ok = job.role == FTMW_ROLE_MASTER &&
            (self || (p->kind == FTMW_ROLE_MASTER && h->tag >= 1 &&
-                     h->tag <= job.W));
+                     h->tag <= job.W && h->type != FTMW_FRAME_MARK));
   uv_mutex_lock(&st.lock);
   ftmw_rep_worker *w = ok ? &rs.workers[self ? p->id : (int)h->tag] : NULL;
   switch (ok ? h->type : 0) {
   case FTMW_FRAME_ACKED: /* from a worker, or a replica at a takeover */
     if (h->seq > w->acked_seq)
       w->acked_seq = h->seq;
+    break;
+  case FTMW_FRAME_MARK: /* from a worker, to the master it now takes for
+                          primary, after every ACKED it sent it */
+    w->marked = (uint64_t)p->epoch + 1;
     break;
   case FTMW_FRAME_DONE: /* from a replica, to every other master */
     if (h->seq > w->done_by[p->id])
@@ -165,6 +171,7 @@ static int on_progress(ftmw_peer *p, const ftmw_hdr *h) {
   }
   if (ftmw_trace_enabled())
     ftmw_trace(h->type == FTMW_FRAME_ACKED     ? "acked"
+               : h->type == FTMW_FRAME_MARK    ? "marked"
                : h->type == FTMW_FRAME_DONE    ? "done"
                : h->type == FTMW_FRAME_SUSPECT ? "suspect"
                                                : "verdict",

@@ -39,6 +39,8 @@ typedef struct ftmw_rep_worker {
   uint32_t cap, first, kept;
   uint64_t acked_seq; /* replica: the primary's DATA seq the worker ACKed */
   uint64_t numbered;  /* the last DATA seq this master numbered for it */
+  uint64_t marked;    /* 1 + the incarnation whose MARK came: it takes this
+                         master for primary, and its ACKEDs came before */
   /* Replica: the VERDICTs about exchanges it has not completed, by
    * exchange number (0: a free slot), and whether the primary's call
    * succeeded. A primary that took over answers each replica's SUSPECT,
@@ -82,7 +84,7 @@ const ftmw_rep_outcome *ftmw_rep_outcome_of(const ftmw_rep_worker *w,
 struct ftmw_peer;
 struct ftmw_hdr;
 
-/* The protocol's frames (DECIDE, KEPT, ACKED, DONE, SUSPECT, VERDICT),
+/* The protocol's frames (DECIDE, KEPT, ACKED, MARK, DONE, SUSPECT, VERDICT),
  * which ftmw_rep_init routes to it from the transport: the loop's owner,
  * st.lock not held. Returns non-zero when p was put down for a protocol
  * error. */

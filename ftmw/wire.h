@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #define FTMW_WIRE_MAGIC 0x574d5446u /* "FTMW" on the wire */
-#define FTMW_WIRE_VERSION 3
+#define FTMW_WIRE_VERSION 4
 #define FTMW_HDR_SIZE 40
 #define FTMW_SECRET_SIZE 32
 #define FTMW_HOST_MAX 64
@@ -57,7 +57,9 @@
   XX(FENCE, 17)    /* master to any peer: you are declared failed; exit */ \
   XX(DOWN, 18)     /* primary to replica: worker tag, incarnation seq, failed */ \
   XX(ABORT, 19)    /* any to any: ft_abort(tag) was called; exit with tag */  \
-  XX(CONFIRM, 20)  /* worker to replica: a master ACKed its DATA seq (COPY) */
+  XX(CONFIRM, 20)  /* worker to replica: a master ACKed its DATA seq (COPY) */ \
+  XX(MARK, 21)     /* worker to master: you are its primary now; every ACKED \
+                      it sent you came before (replica.c, marked) */
 
 enum ftmw_frame_type {
 #define FTMW_FT_GEN(name, val) FTMW_FRAME_##name = val,

@@ -117,6 +117,7 @@ enum {
   EV_VERDICT,    /* master from: its exchange seq with worker: ok */
   EV_ACKED,      /* worker: it ACKed the primary's DATA seq */
   EV_ACKED_BY,   /* master from: worker said it ACKed DATA seq (a takeover) */
+  EV_MARK,       /* worker: it takes this master for primary (MARK) */
   EV_KEPT,       /* master from: worker's data (tag, seq, text) */
   EV_COPY,       /* worker: its data (tag, seq, text), COPY then CONFIRM */
   EV_UNCONFIRMED, /* worker: the same COPY, no CONFIRM (yet) */
@@ -159,6 +160,7 @@ static event verdict(int k, int r, uint64_t n, int ok) {
 static event acked(int r, uint64_t seq) {
   return (event){EV_ACKED, .worker = r, .seq = seq};
 }
+static event mark(int r) { return (event){EV_MARK, .worker = r}; }
 static event acked_by(int k, int r, uint64_t seq) {
   return (event){EV_ACKED_BY, .from = k, .worker = r, .seq = seq};
 }
@@ -226,12 +228,14 @@ static void data_arrives(const event *e) {
     ftmw_inbox_confirm_locked(&st.workers[e->worker], e->seq);
 }
 
-/* ACKED (from worker e->worker), or ACKED, DONE, SUSPECT or VERDICT (from
- * master e->from, about that worker) reaches this master: the transport
- * hands it to replica.c's frame handler (which takes st.lock). */
+/* ACKED or MARK (from worker e->worker), or ACKED, DONE, SUSPECT or
+ * VERDICT (from master e->from, about that worker) reaches this master:
+ * the transport hands it to replica.c's frame handler (which takes
+ * st.lock). */
 static void progress_arrives(const event *e) {
-  int acked = e->kind == EV_ACKED;
-  ftmw_hdr h = {.type = acked || e->kind == EV_ACKED_BY ? FTMW_FRAME_ACKED
+  int acked = e->kind == EV_ACKED || e->kind == EV_MARK;
+  ftmw_hdr h = {.type = e->kind == EV_MARK ? FTMW_FRAME_MARK
+                      : acked || e->kind == EV_ACKED_BY ? FTMW_FRAME_ACKED
                       : e->kind == EV_DONE    ? FTMW_FRAME_DONE
                       : e->kind == EV_SUSPECT ? FTMW_FRAME_SUSPECT
                                               : FTMW_FRAME_VERDICT,
@@ -270,6 +274,7 @@ static void happen(const event *e) {
   case EV_VERDICT:
   case EV_ACKED:
   case EV_ACKED_BY:
+  case EV_MARK:
     progress_arrives(e);
     break;
   case EV_KEPT:
@@ -738,13 +743,15 @@ Test(replica, send_case1_primary_answers_failure) {
 }
 
 /* This replica's ft_send to worker p, numbered as send.c numbers it;
- * then p fails, the primary fails, and replica 2 sends this master, which
- * took over, what it holds (SYNC): what this master makes of the send
- * (1: it completes as the old primary's did). */
+ * then p fails, the primary fails, replica 2 sends this master, which
+ * took over, what it holds (SYNC), and the other worker marks it as its
+ * primary (MARK, after every ACKED it sent here): what this master makes
+ * of the send (1: it completes as the old primary's did). */
 static int send_verdict_after_takeover(ftmw_peer *p) {
   uint64_t seq = ++ftmw_app_of(p)->next_seq;
   ftmw_rep_number(p, seq);
-  SCRIPT(worker_fails(p->id), master_fails(0), sync_from(2));
+  SCRIPT(worker_fails(p->id), master_fails(0), sync_from(2),
+         mark(p->id == 1 ? 2 : 1));
   cr_assert_eq(ftmw_rep_send(p, seq), FT_ERR_PEER_FAILED);
   int ok = ftmw_rep_send_verdict(p);
   script_played();
@@ -819,6 +826,41 @@ Test(replica, new_primary_send_acked_while_it_waits_completes) {
   uv_mutex_lock(&st.lock);
   script_played();
   cr_assert_eq(n, 1, "ft_send: %d, error %d", n, ft_error());
+}
+
+/* As above, but worker 2's ACKED is still on its way when replica 2's
+ * SYNC comes: this master decides the send only once worker 2 has marked
+ * it as its primary, which it does after every ACKED it sent it, and
+ * then follows the old primary (ftmw-sim seed 865070: it reported the
+ * failure, gave worker 2 another task under the number the old primary
+ * had used, which worker 2 dropped as a duplicate, and got the old
+ * task's result). */
+Test(replica, new_primary_waits_for_every_workers_mark) {
+  start(1);
+  ftmw_peer *p = &st.workers[1];
+  uint64_t seq = ++ftmw_app_of(p)->next_seq;
+  ftmw_rep_number(p, seq);
+  SCRIPT(worker_fails(1), master_fails(0), sync_from(2), acked(2, 1),
+         mark(2));
+  cr_assert_eq(ftmw_rep_send(p, seq), FT_ERR_PEER_FAILED);
+  cr_assert_eq(ftmw_rep_send_verdict(p), 1, "the old primary went on");
+  script_played();
+}
+
+/* A worker that fails instead of marking this master is not waited for,
+ * nor one that finished; a mark from an earlier incarnation does not
+ * count for the next. */
+Test(replica, new_primary_needs_no_mark_of_a_worker_gone) {
+  start(1);
+  ftmw_peer *p = &st.workers[1];
+  now(mark(2));
+  uint64_t seq = ++ftmw_app_of(p)->next_seq;
+  ftmw_rep_number(p, seq);
+  st.workers[2].epoch++; /* another incarnation of worker 2 (adopted) */
+  SCRIPT(worker_fails(1), master_fails(0), sync_from(2), worker_fails(2));
+  cr_assert_eq(ftmw_rep_send(p, seq), FT_ERR_PEER_FAILED);
+  cr_assert_eq(ftmw_rep_send_verdict(p), 0, "no sign the old primary went on");
+  script_played();
 }
 
 /* An ACKED of a DATA this replica has numbered already says nothing. */

@@ -100,6 +100,10 @@ Test(wire, replica_frames, .timeout = 5) {
       {{.type = FTMW_FRAME_CONFIRM, .seq = 7}, FTMW_WIRE_OK},
       {{.type = FTMW_FRAME_CONFIRM, .seq = 7, .len = 1}, FTMW_WIRE_ELEN},
       {{.type = FTMW_FRAME_CONFIRM, .flags = 0x1}, FTMW_WIRE_EFLAGS},
+      /* MARK: a header alone */
+      {{.type = FTMW_FRAME_MARK}, FTMW_WIRE_OK},
+      {{.type = FTMW_FRAME_MARK, .len = 1}, FTMW_WIRE_ELEN},
+      {{.type = FTMW_FRAME_MARK, .flags = 0x1}, FTMW_WIRE_EFLAGS},
       {{.type = FTMW_FRAME_COPY, .tag = -1, .len = 1}, FTMW_WIRE_ETAG},
       {{.type = FTMW_FRAME_DECIDE, .tag = FTMW_DECIDE_PROBED,
         .len = FTMW_DECIDE_SIZE}, FTMW_WIRE_OK},

@@ -30,6 +30,12 @@ regressions)
   for s in 1072 5347 23362 9690 36689 14888 16192 49476 32094 11875 244126; do
     "$sim" --any-source-only --seed "$s" 2>/dev/null | head -1
     "$sim" --any-source-only --seed "$s" >/dev/null 2>&1 || { echo "seed $s FAILED"; exit 1; }
+  done
+  # as drawn now: 865070 (an ACKED on its way when a new primary decided
+  # a send: the worker's MARK)
+  for s in 865070; do
+    "$sim" --seed "$s" 2>/dev/null | head -1
+    "$sim" --seed "$s" >/dev/null 2>&1 || { echo "seed $s FAILED"; exit 1; }
   done ;;
 replay)
   a=$("$sim" --seed 2933 2>/dev/null | grep -o 'run hash [0-9a-f]*')
