@@ -174,6 +174,7 @@ int ft_finalize(void) {
   free_all();
   st.initialized = 0;
   ftmw_launch_finalize(clean); /* traces how MPI ended */
+  ftmw_term_end();
   ftmw_trace_close();
   ftmw_ok();
   return 1;

@@ -22,8 +22,10 @@ static struct {
    * a master on its way out, before it recorded its status (ftmwrun then
    * said 130). The handler passes the signal to the loop through async. */
   uv_async_t async;
-  int started;
+  int started;   /* the handler is installed (until ftmw_term_end) */
+  int closed;    /* async is closed (ftmw_term_close) */
   int open;      /* atomic: the handler may send to async */
+  int caught;    /* atomic: the handler ran (the loop may not have yet) */
   int inflight;  /* atomic: handlers sending to it now */
   int requested; /* atomic: read by the application thread */
   uint64_t grace_ms, leave_at;
@@ -47,6 +49,7 @@ static void leave(const char *why) {
 static void on_sigterm(int signum) {
   (void)signum;
   int saved = errno;
+  __atomic_store_n(&term.caught, 1, __ATOMIC_SEQ_CST);
   /* Sequentially consistent, with ftmw_term_close's two: either it sees
    * this handler in flight, or this handler sees it closed. */
   __atomic_add_fetch(&term.inflight, 1, __ATOMIC_SEQ_CST);
@@ -72,6 +75,7 @@ int ftmw_term_start(uv_loop_t *loop, int grace_ms) {
   if (grace_ms <= 0)
     return 0;
   term.grace_ms = (uint64_t)grace_ms;
+  term.closed = 0;
   int rc = uv_async_init(loop, &term.async, on_signal);
   if (rc == 0) {
     __atomic_store_n(&term.open, 1, __ATOMIC_RELEASE);
@@ -93,20 +97,31 @@ int ftmw_term_start(uv_loop_t *loop, int grace_ms) {
 }
 
 void ftmw_term_close(void) {
-  if (!term.started)
+  if (!term.started || term.closed)
     return;
-  /* SIGTERM gets its default action back, in one step, or, in a process
-   * told to stop, is ignored from now on: the copy ftmw-shim passes on,
-   * or Slurm's, may come late and would kill it before it exits with its
-   * status (the primary records it then). */
-  struct sigaction sa = {.sa_handler =
-                             ftmw_term_requested() ? SIG_IGN : SIG_DFL};
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGTERM, &sa, NULL);
+  /* The handler stays: it only records a SIGTERM from now on (caught),
+   * until ftmw_term_end. */
   __atomic_store_n(&term.open, 0, __ATOMIC_SEQ_CST);
   while (__atomic_load_n(&term.inflight, __ATOMIC_SEQ_CST) > 0)
     sched_yield(); /* a handler that began before: done with async */
   uv_close((uv_handle_t *)&term.async, NULL);
+  term.closed = 1;
+}
+
+void ftmw_term_end(void) {
+  if (!term.started)
+    return;
+  /* SIGTERM gets its default action back, in one step, or, in a process
+   * that had one, is ignored from now on: the copy ftmw-shim passes on,
+   * or Slurm's, or the launcher's, may come late. Until now the handler
+   * took it (seen: a replica's SIGTERM came after its loop's last pass,
+   * when close gave it its default action back, and killed it before it
+   * ended MPI; hydra then counts a death). */
+  int had = ftmw_term_requested() ||
+            __atomic_load_n(&term.caught, __ATOMIC_SEQ_CST);
+  struct sigaction sa = {.sa_handler = had ? SIG_IGN : SIG_DFL};
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTERM, &sa, NULL);
   term.started = 0;
 }
 

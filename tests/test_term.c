@@ -1,6 +1,7 @@
 /* SIGTERM in one process (term.h): taken on the loop instead of killing
- * the process, and, once one came, ignored from ft_finalize on with no
- * moment between where a late copy has the default action. Each test
+ * the process, recorded by the handler alone from the loop's last pass
+ * until MPI has ended, and then, once one came, ignored with no moment
+ * between where a late copy has the default action. Each test
  * runs in a process of its own (Criterion): one that SIGTERM kills is a
  * crash, reported as a failure. */
 #include <criterion/criterion.h>
@@ -40,8 +41,47 @@ Test(term, taken_on_the_loop) {
   raise(SIGTERM);
   until_requested();
   ftmw_term_close();
-  raise(SIGTERM); /* a late copy: ignored */
+  raise(SIGTERM); /* a late copy: recorded by the handler */
+  ftmw_term_end();
+  raise(SIGTERM); /* and after ft_finalize: ignored */
   stop();
+}
+
+/* The first SIGTERM comes after the loop's last pass (ft_finalize, while
+ * MPI ends): the handler records it, the process goes on to end MPI, and
+ * a second copy after it is ignored (seen: a replica's SIGTERM came then,
+ * had its default action back, and killed it before it ended MPI). */
+Test(term, first_copy_after_the_last_pass_does_not_kill) {
+  start();
+  cr_assert_eq(ftmw_term_start(&loop, 1000), 0);
+  uv_run(&loop, UV_RUN_NOWAIT);
+  ftmw_term_close();
+  raise(SIGTERM);
+  ftmw_term_end();
+  raise(SIGTERM);
+  cr_assert_eq(ftmw_term_requested(), 0, "the loop never took it");
+  stop();
+}
+
+/* With no SIGTERM before, ft_finalize gives SIGTERM its default action
+ * back: a program that goes on after it can be stopped. */
+Test(term, default_action_back_after_finalize) {
+  pid_t child = fork();
+  cr_assert_geq(child, 0);
+  if (child == 0) {
+    start();
+    if (ftmw_term_start(&loop, 1000) != 0)
+      _exit(1);
+    uv_run(&loop, UV_RUN_NOWAIT);
+    ftmw_term_close();
+    ftmw_term_end();
+    raise(SIGTERM);
+    _exit(2); /* not reached */
+  }
+  int status = 0;
+  cr_assert_eq(waitpid(child, &status, 0), child);
+  cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM,
+            "status %#x: not killed by SIGTERM", status);
 }
 
 /* A late copy of the SIGTERM (ftmw-shim passes it on, the launcher sends
@@ -68,6 +108,7 @@ Test(term, late_copies_never_kill_a_process_told_to_stop) {
     }
     uv_run(&loop, UV_RUN_NOWAIT);
     ftmw_term_close();
+    ftmw_term_end();
     uv_run(&loop, UV_RUN_NOWAIT);
   }
   kill(stormer, SIGKILL);
