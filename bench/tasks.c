@@ -8,7 +8,8 @@
  * (a long): the worker sleeps that long, as the thesis's tasks did, and
  * answers with it. Two uses:
  *   fixed work (thesis figure 5.1): -n N -u US, N tasks of US microseconds;
- *   dispatch rate: -T S -u 0, empty tasks handed out for S seconds.
+ *   dispatch rate: -T S -u 0, empty tasks handed out for S seconds (each
+ *   master reads its own clock: not with replicas, ftmwrun -m; use -n).
  * With -k K the master keeps K tasks in flight per worker, and both sides
  * send without waiting (ft_isend; a small MPI_Send does not wait anyway).
  * The master prints "time X s" (first task sent to last result in),

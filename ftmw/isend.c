@@ -152,6 +152,11 @@ static int submit_locked(const char *call, FT_Request r, ftmw_peer *p,
   }
   if (rc != FT_SUCCESS)
     return rc;
+  if (ftmw_is_master()) { /* the replicas hold every decision first */
+    ftmw_rep_before_data();
+    if ((rc = ftmw_peer_gone_locked(p, call)) != FT_SUCCESS)
+      return rc;
+  }
   if (seq == 0 && ftmw_is_master())
     ftmw_rep_number(p, seq = ++ftmw_app_of(p)->next_seq);
   else if (seq == 0)

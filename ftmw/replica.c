@@ -34,10 +34,10 @@
 static ftmw_rep_worker *of(const ftmw_peer *p) { return &rs.workers[p->id]; }
 
 int ftmw_rep_init(int W) {
-  static const int types[] = {FTMW_FRAME_DECIDE,  FTMW_FRAME_KEPT,
-                              FTMW_FRAME_ACKED,   FTMW_FRAME_MARK,
-                              FTMW_FRAME_DONE,    FTMW_FRAME_SUSPECT,
-                              FTMW_FRAME_VERDICT};
+  static const int types[] = {FTMW_FRAME_DECIDE,  FTMW_FRAME_DECIDED,
+                              FTMW_FRAME_KEPT,    FTMW_FRAME_ACKED,
+                              FTMW_FRAME_MARK,    FTMW_FRAME_DONE,
+                              FTMW_FRAME_SUSPECT, FTMW_FRAME_VERDICT};
   memset(&rs, 0, sizeof(rs));
   ftmw_q_init(&rs.decisions);
   rs.workers = calloc((size_t)W + 1, sizeof(*rs.workers));
@@ -507,6 +507,15 @@ static int went_past(void) {
     if (rs.workers[r].acked_seq > rs.workers[r].numbered)
       return 1;
   return 0;
+}
+
+void ftmw_rep_before_data(void) {
+  if (!with_replicas() || job.id != st.primary)
+    return;
+  flush_primary_call(); /* an ft_is_primary the program acts on */
+  for (int k = 0; k <= job.M; k++)
+    while (replica_alive(k) && rs.dec_held[k] < rs.dec_taken)
+      ftmw_wait_locked(-1);
 }
 
 static int replicated_verdict(ftmw_peer *p, int send) {

@@ -118,6 +118,17 @@ int ftmw_rep_serve(void);
 #define FTMW_REP_SEND_SELF (-1) /* not an FT_ERR_* code */
 int ftmw_rep_send(struct ftmw_peer *p, uint64_t seq);
 
+/* Primary, before it writes a DATA to a worker: waits until every live
+ * replica holds every decision it has made (DECIDED, SYNC). A decision
+ * lost with it, on its way to the replicas, is then one whose outcome no
+ * worker acted on: the master that takes over decides that call afresh
+ * (ftmw-sim seed 203173: a partition dropped the old primary's decision
+ * that a worker had not failed, and let through the task it sent next;
+ * the new primary decided the failure, sent that worker another task
+ * under the same number, dropped as a duplicate, and got the first
+ * task's answer). Any other master: returns at once. */
+void ftmw_rep_before_data(void);
+
 /* Whether this master took over from a primary that died (or was cut
  * off): it may be behind what that one did (ftmw_rep_send_verdict). */
 int ftmw_rep_took_over(void);

@@ -1,9 +1,10 @@
 /* Master replicas: the frames the other processes send the protocol
  * (ftmw_rep_on_frame, which ftmw_rep_init routes here from the
- * transport): DECIDE, KEPT, ACKED, MARK, DONE, SUSPECT and VERDICT. They
- * run on the loop's owner, st.lock not held on entry (replica.c's
- * functions run on the application thread, with it held), and change
- * only the protocol's state (replica_state.h) and the inboxes (inbox.h). */
+ * transport): DECIDE (answered with DECIDED), DECIDED, KEPT, ACKED, MARK,
+ * DONE, SUSPECT and VERDICT. They run on the loop's owner, st.lock not
+ * held on entry (replica.c's functions run on the application thread,
+ * with it held), and change only the protocol's state (replica_state.h)
+ * and the inboxes (inbox.h). */
 #include "ftmw_impl.h"
 #include "down.h"
 #include "inbox.h"
@@ -47,6 +48,7 @@ static int on_decide(ftmw_peer *p, const ftmw_hdr *h, void *payload) {
   d.value = ftmw_get64(b + 8);
   ftmw_msg_free_data(payload);
   int rc = -1;
+  uint64_t held = 0;
   if (p->kind == FTMW_ROLE_MASTER && job.role == FTMW_ROLE_MASTER &&
       d.rank >= (names_no_worker(d.kind) ? 0 : 1) && d.rank <= job.W) {
     uv_mutex_lock(&st.lock);
@@ -59,11 +61,14 @@ static int on_decide(ftmw_peer *p, const ftmw_hdr *h, void *payload) {
     if (d.kind == FTMW_DECIDE_SYNC) {
       rc = from_replica ? 1 : -1;
       rs.synced[p->id] |= from_replica;
+      if (from_replica && d.number > rs.dec_held[p->id])
+        rs.dec_held[p->id] = d.number; /* what it holds, as DECIDED */
     } else {
       rc = ftmw_rep_queue_decision_locked(&d);
       if (rc < 0 && from_replica)
         rc = 1;
     }
+    held = rs.dec_rcvd;
     ftmw_loop_wake_locked();
     uv_mutex_unlock(&st.lock);
   }
@@ -71,6 +76,10 @@ static int on_decide(ftmw_peer *p, const ftmw_hdr *h, void *payload) {
     ftmw_peer_down(p, 0, "protocol error: DECIDE out of order or unexpected");
     return 1;
   }
+  /* The sender, a primary, writes no DATA before every replica holds its
+   * decisions (ftmw_rep_before_data). */
+  if (d.kind != FTMW_DECIDE_SYNC && p->conn != NULL)
+    ftmw_link_send(p->conn, FTMW_FRAME_DECIDED, 0, held, 0, NULL, 0);
   ftmw_trace("decision", "\"from\":%d,\"number\":%llu,\"kind\":%d,"
              "\"worker\":%d,\"value\":%llu,\"duplicate\":%d", p->id,
              (unsigned long long)d.number, d.kind, d.rank,
@@ -138,12 +147,19 @@ static int on_progress(ftmw_peer *p, const ftmw_hdr *h) {
    * tag. */
   int self = (h->type == FTMW_FRAME_ACKED || h->type == FTMW_FRAME_MARK) &&
              p->kind == FTMW_ROLE_WORKER;
+  int decided = h->type == FTMW_FRAME_DECIDED && h->tag == 0;
   int ok = job.role == FTMW_ROLE_MASTER &&
-           (self || (p->kind == FTMW_ROLE_MASTER && h->tag >= 1 &&
-                     h->tag <= job.W && h->type != FTMW_FRAME_MARK));
+           (self || (p->kind == FTMW_ROLE_MASTER &&
+                     (decided || (h->tag >= 1 && h->tag <= job.W &&
+                                  h->type != FTMW_FRAME_MARK &&
+                                  h->type != FTMW_FRAME_DECIDED))));
   uv_mutex_lock(&st.lock);
   ftmw_rep_worker *w = ok ? &rs.workers[self ? p->id : (int)h->tag] : NULL;
   switch (ok ? h->type : 0) {
+  case FTMW_FRAME_DECIDED: /* from a replica, to the master that decided */
+    if (h->seq > rs.dec_held[p->id])
+      rs.dec_held[p->id] = h->seq;
+    break;
   case FTMW_FRAME_ACKED: /* from a worker, or a replica at a takeover */
     if (h->seq > w->acked_seq)
       w->acked_seq = h->seq;
@@ -172,6 +188,7 @@ static int on_progress(ftmw_peer *p, const ftmw_hdr *h) {
   if (ftmw_trace_enabled())
     ftmw_trace(h->type == FTMW_FRAME_ACKED     ? "acked"
                : h->type == FTMW_FRAME_MARK    ? "marked"
+               : h->type == FTMW_FRAME_DECIDED ? "decided"
                : h->type == FTMW_FRAME_DONE    ? "done"
                : h->type == FTMW_FRAME_SUSPECT ? "suspect"
                                                : "verdict",

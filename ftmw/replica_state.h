@@ -71,6 +71,8 @@ typedef struct ftmw_rep_state {
    * (SYNC), so that it decides nothing before. */
   int took_over;
   int synced[FTMW_MAX_MASTERS];
+  /* Primary: the decisions each replica said it holds (DECIDED, SYNC). */
+  uint64_t dec_held[FTMW_MAX_MASTERS];
   int primary_call_pending; /* an ft_is_primary answered 1, not yet told */
 } ftmw_rep_state;
 
@@ -84,10 +86,10 @@ const ftmw_rep_outcome *ftmw_rep_outcome_of(const ftmw_rep_worker *w,
 struct ftmw_peer;
 struct ftmw_hdr;
 
-/* The protocol's frames (DECIDE, KEPT, ACKED, MARK, DONE, SUSPECT, VERDICT),
- * which ftmw_rep_init routes to it from the transport: the loop's owner,
- * st.lock not held. Returns non-zero when p was put down for a protocol
- * error. */
+/* The protocol's frames (DECIDE, DECIDED, KEPT, ACKED, MARK, DONE,
+ * SUSPECT, VERDICT), which ftmw_rep_init routes to it from the transport:
+ * the loop's owner, st.lock not held. Returns non-zero when p was put
+ * down for a protocol error. */
 int ftmw_rep_on_frame(struct ftmw_peer *p, const struct ftmw_hdr *h,
                       void *payload);
 

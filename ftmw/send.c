@@ -22,6 +22,20 @@
 #define st ftmw_st
 #define job ftmw_job
 
+/* What a send to p reports when p has failed or finished (st.lock held):
+ * a master that took over first asks whether the old primary's same
+ * send succeeded and it went on (ftmw_rep_send_verdict); then the send
+ * succeeds here too (ftmw-sim seed 13291: the worker's failure came
+ * while the new primary waited to send the DATA itself, and it reported
+ * it where the old primary had gone on to its next decision; every
+ * replica then left the job). */
+static int gone_locked(ftmw_peer *p, const char *call) {
+  if (ftmw_rep_took_over() && ftmw_peer_is_failed(p) &&
+      ftmw_rep_send_verdict(p))
+    return FT_SUCCESS;
+  return ftmw_peer_gone_locked(p, call);
+}
+
 /* Sends DATA number seq to p and waits for its ACK (st.lock held); the
  * master that acknowledged goes to *acker. A worker whose primary dies
  * first sends it again to the master that takes over (which drops it if
@@ -51,6 +65,8 @@ static int send_data_locked(const char *call, ftmw_peer *p, uint64_t seq,
         continue;
       }
     }
+    if (ftmw_is_master() && ftmw_peer_is_failed(p))
+      return gone_locked(p, call);
     int rc = ftmw_peer_gone_locked(p, call);
     return rc != FT_SUCCESS ? rc : FT_ERR_PEER_FAILED;
   }
@@ -69,6 +85,11 @@ static int send_self_locked(const char *call, ftmw_peer *p, uint64_t seq,
                             int eager) {
   if (ftmw_rep_acked(p, seq))
     return FT_SUCCESS;
+  ftmw_rep_before_data(); /* the replicas hold every decision first */
+  if (ftmw_rep_acked(p, seq))
+    return FT_SUCCESS; /* came while it waited */
+  if (ftmw_peer_is_failed(p)) /* or the old primary's success */
+    return gone_locked(p, call);
   int rc = ftmw_peer_gone_locked(p, call);
   if (rc == FT_SUCCESS && eager)
     rc = ftmw_isend_eager_locked(call, p, seq, tag, buf, bytes);

@@ -59,7 +59,8 @@
   XX(ABORT, 19)    /* any to any: ft_abort(tag) was called; exit with tag */  \
   XX(CONFIRM, 20)  /* worker to replica: a master ACKed its DATA seq (COPY) */ \
   XX(MARK, 21)     /* worker to master: you are its primary now; every ACKED \
-                      it sent you came before (replica.c, marked) */
+                      it sent you came before (replica.c, marked) */        \
+  XX(DECIDED, 22)  /* master to master: I hold your decisions up to seq */
 
 enum ftmw_frame_type {
 #define FTMW_FT_GEN(name, val) FTMW_FRAME_##name = val,

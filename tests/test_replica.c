@@ -118,6 +118,7 @@ enum {
   EV_ACKED,      /* worker: it ACKed the primary's DATA seq */
   EV_ACKED_BY,   /* master from: worker said it ACKed DATA seq (a takeover) */
   EV_MARK,       /* worker: it takes this master for primary (MARK) */
+  EV_DECIDED,    /* master from: it holds this master's decisions up to seq */
   EV_KEPT,       /* master from: worker's data (tag, seq, text) */
   EV_COPY,       /* worker: its data (tag, seq, text), COPY then CONFIRM */
   EV_UNCONFIRMED, /* worker: the same COPY, no CONFIRM (yet) */
@@ -161,6 +162,9 @@ static event acked(int r, uint64_t seq) {
   return (event){EV_ACKED, .worker = r, .seq = seq};
 }
 static event mark(int r) { return (event){EV_MARK, .worker = r}; }
+static event holds(int k, uint64_t n) { /* DECIDED */
+  return (event){EV_DECIDED, .from = k, .seq = n};
+}
 static event acked_by(int k, int r, uint64_t seq) {
   return (event){EV_ACKED_BY, .from = k, .worker = r, .seq = seq};
 }
@@ -229,12 +233,14 @@ static void data_arrives(const event *e) {
 }
 
 /* ACKED or MARK (from worker e->worker), or ACKED, DONE, SUSPECT or
- * VERDICT (from master e->from, about that worker) reaches this master:
+ * VERDICT (from master e->from, about that worker), or DECIDED (from
+ * master e->from) reaches this master:
  * the transport hands it to replica.c's frame handler (which takes
  * st.lock). */
 static void progress_arrives(const event *e) {
   int acked = e->kind == EV_ACKED || e->kind == EV_MARK;
-  ftmw_hdr h = {.type = e->kind == EV_MARK ? FTMW_FRAME_MARK
+  ftmw_hdr h = {.type = e->kind == EV_MARK      ? FTMW_FRAME_MARK
+                      : e->kind == EV_DECIDED ? FTMW_FRAME_DECIDED
                       : acked || e->kind == EV_ACKED_BY ? FTMW_FRAME_ACKED
                       : e->kind == EV_DONE    ? FTMW_FRAME_DONE
                       : e->kind == EV_SUSPECT ? FTMW_FRAME_SUSPECT
@@ -275,6 +281,7 @@ static void happen(const event *e) {
   case EV_ACKED:
   case EV_ACKED_BY:
   case EV_MARK:
+  case EV_DECIDED:
     progress_arrives(e);
     break;
   case EV_KEPT:
@@ -501,6 +508,51 @@ Test(replica, replica_follows_decisions) {
 
 /* What the primary's DECIDE carries is what the replica's call gets: the
  * frame ftmw_rep_decide wrote, read back as on_decide reads it. */
+/* The primary writes no DATA before every live replica holds each of its
+ * decisions (DECIDED): a decision lost with it is then one no worker
+ * acted on (ftmw-sim seed 203173: a partition dropped the old primary's
+ * decision on its way to the replicas and let its next task through to
+ * a worker; the new primary decided that call afresh, sent the worker
+ * another task under the same number, dropped as a duplicate, and got
+ * the first task's answer). */
+Test(replica, primary_writes_no_data_before_replicas_hold_its_decisions) {
+  start(0);
+  ftmw_rep_decide(FTMW_DECIDE_RECV, 2, 7);
+  ftmw_rep_decide(FTMW_DECIDE_RECV, 1, 5);
+  SCRIPT(holds(1, 2), holds(2, 1), holds(2, 2));
+  ftmw_rep_before_data();
+  script_played();
+  ftmw_rep_before_data(); /* nothing left to wait for */
+}
+
+/* ...a replica that fails meanwhile is not waited for; a replica's SYNC
+ * to a master that took over says what it holds as DECIDED does. */
+Test(replica, primary_data_waits_for_no_dead_replica) {
+  start(0);
+  ftmw_rep_decide(FTMW_DECIDE_RECV, 2, 7);
+  SCRIPT(holds(1, 1), master_fails(2));
+  ftmw_rep_before_data();
+  script_played();
+}
+
+Test(replica, took_over_primary_counts_a_sync_as_held) {
+  start(1);
+  now(decide(0, FTMW_DECIDE_RECV, 2, 7, 1));
+  int rank;
+  uint64_t value;
+  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value),
+               FTMW_DECIDE_RECV);
+  now(master_fails(0));
+  SCRIPT(decide(2, FTMW_DECIDE_SYNC, 0, 0, 1));
+  ftmw_rep_before_data();
+  script_played();
+}
+
+Test(replica, replica_does_not_wait_before_data) {
+  start(1);
+  ftmw_rep_before_data();
+}
+
 Test(replica, decision_round_trip) {
   start(0);
   ftmw_rep_decide(FTMW_DECIDE_RESTORE, 2, 0x123456789abcull);
@@ -861,6 +913,28 @@ Test(replica, new_primary_needs_no_mark_of_a_worker_gone) {
   cr_assert_eq(ftmw_rep_send(p, seq), FT_ERR_PEER_FAILED);
   cr_assert_eq(ftmw_rep_send_verdict(p), 0, "no sign the old primary went on");
   script_played();
+}
+
+/* This master took over while its ft_send waited for the worker's word,
+ * and finds the worker failed as it goes to send the DATA itself; the
+ * old primary went past that send (its next decision is queued here), so
+ * the send succeeds, as the old primary's did (ftmw-sim seed 13291: it
+ * reported the failure, and every master then left the job at that
+ * decision). */
+Test(replica, new_primary_finds_worker_failed_before_sending_follows_old) {
+  start(1);
+  ftmw_peer *p = &st.workers[1];
+  job.cfg.max_message = 1024;
+  ftmw_rep_end(p, 1, NULL); /* exchange 1, done here */
+  now(decide(0, FTMW_DECIDE_RECV, 2, 7, 1)); /* the old primary went on */
+  SCRIPT(master_fails(0), worker_fails(1), done(2, 1, 1), sync_from(2),
+         mark(2));
+  uv_mutex_unlock(&st.lock);
+  long long task = 3;
+  int n = ft_send(&task, 1, FT_LONG_LONG, 1, 2);
+  uv_mutex_lock(&st.lock);
+  script_played();
+  cr_assert_eq(n, 1, "ft_send: %d, error %d", n, ft_error());
 }
 
 /* An ACKED of a DATA this replica has numbered already says nothing. */

@@ -104,6 +104,9 @@ Test(wire, replica_frames, .timeout = 5) {
       {{.type = FTMW_FRAME_MARK}, FTMW_WIRE_OK},
       {{.type = FTMW_FRAME_MARK, .len = 1}, FTMW_WIRE_ELEN},
       {{.type = FTMW_FRAME_MARK, .flags = 0x1}, FTMW_WIRE_EFLAGS},
+      /* DECIDED: a count of decisions, nothing else */
+      {{.type = FTMW_FRAME_DECIDED, .seq = 9}, FTMW_WIRE_OK},
+      {{.type = FTMW_FRAME_DECIDED, .seq = 9, .len = 8}, FTMW_WIRE_ELEN},
       {{.type = FTMW_FRAME_COPY, .tag = -1, .len = 1}, FTMW_WIRE_ETAG},
       {{.type = FTMW_FRAME_DECIDE, .tag = FTMW_DECIDE_PROBED,
         .len = FTMW_DECIDE_SIZE}, FTMW_WIRE_OK},

@@ -32,8 +32,10 @@ regressions)
     "$sim" --any-source-only --seed "$s" >/dev/null 2>&1 || { echo "seed $s FAILED"; exit 1; }
   done
   # as drawn now: 865070 (an ACKED on its way when a new primary decided
-  # a send: the worker's MARK)
-  for s in 865070; do
+  # a send: the worker's MARK), 203173 (a decision lost with a worker's
+  # task let through: DECIDED), 13291 (a worker found failed as a new
+  # primary went to send)
+  for s in 865070 203173 13291; do
     "$sim" --seed "$s" 2>/dev/null | head -1
     "$sim" --seed "$s" >/dev/null 2>&1 || { echo "seed $s FAILED"; exit 1; }
   done ;;
