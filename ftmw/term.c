@@ -25,7 +25,7 @@ static struct {
   int started;   /* the handler is installed (until ftmw_term_end) */
   int closed;    /* async is closed (ftmw_term_close) */
   int open;      /* atomic: the handler may send to async */
-  int caught;    /* atomic: the handler ran (the loop may not have yet) */
+  int ended;     /* atomic: ft_finalize is over: the default action */
   int inflight;  /* atomic: handlers sending to it now */
   int requested; /* atomic: read by the application thread */
   uint64_t grace_ms, leave_at;
@@ -49,7 +49,16 @@ static void leave(const char *why) {
 static void on_sigterm(int signum) {
   (void)signum;
   int saved = errno;
-  __atomic_store_n(&term.caught, 1, __ATOMIC_SEQ_CST);
+  if (__atomic_load_n(&term.ended, __ATOMIC_SEQ_CST)) {
+    /* After ft_finalize: what the default action does (SIGTERM is
+     * blocked in here, so the raised one comes once this returns). */
+    struct sigaction sa = {.sa_handler = SIG_DFL};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    raise(SIGTERM);
+    errno = saved;
+    return;
+  }
   /* Sequentially consistent, with ftmw_term_close's two: either it sees
    * this handler in flight, or this handler sees it closed. */
   __atomic_add_fetch(&term.inflight, 1, __ATOMIC_SEQ_CST);
@@ -76,6 +85,7 @@ int ftmw_term_start(uv_loop_t *loop, int grace_ms) {
     return 0;
   term.grace_ms = (uint64_t)grace_ms;
   term.closed = 0;
+  __atomic_store_n(&term.ended, 0, __ATOMIC_SEQ_CST);
   int rc = uv_async_init(loop, &term.async, on_signal);
   if (rc == 0) {
     __atomic_store_n(&term.open, 1, __ATOMIC_RELEASE);
@@ -99,8 +109,8 @@ int ftmw_term_start(uv_loop_t *loop, int grace_ms) {
 void ftmw_term_close(void) {
   if (!term.started || term.closed)
     return;
-  /* The handler stays: it only records a SIGTERM from now on (caught),
-   * until ftmw_term_end. */
+  /* The handler stays: a SIGTERM that comes from now on, while the
+   * process ends MPI, does nothing (ftmw_term_end). */
   __atomic_store_n(&term.open, 0, __ATOMIC_SEQ_CST);
   while (__atomic_load_n(&term.inflight, __ATOMIC_SEQ_CST) > 0)
     sched_yield(); /* a handler that began before: done with async */
@@ -111,17 +121,20 @@ void ftmw_term_close(void) {
 void ftmw_term_end(void) {
   if (!term.started)
     return;
-  /* SIGTERM gets its default action back, in one step, or, in a process
-   * that had one, is ignored from now on: the copy ftmw-shim passes on,
-   * or Slurm's, or the launcher's, may come late. Until now the handler
-   * took it (seen: a replica's SIGTERM came after its loop's last pass,
-   * when close gave it its default action back, and killed it before it
-   * ended MPI; hydra then counts a death). */
-  int had = ftmw_term_requested() ||
-            __atomic_load_n(&term.caught, __ATOMIC_SEQ_CST);
-  struct sigaction sa = {.sa_handler = had ? SIG_IGN : SIG_DFL};
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGTERM, &sa, NULL);
+  /* In a process that had SIGTERM, a late copy (ftmw-shim passes it on,
+   * Slurm and the launcher send it too) is ignored from now on, set in
+   * one step. In any other, the handler gives the next one the default
+   * action. Until now a SIGTERM did not kill it (seen: a replica's first
+   * SIGTERM came after its loop's last pass, when closing gave the signal
+   * its default action back, and killed it before it ended MPI; hydra
+   * then counts a death). */
+  if (ftmw_term_requested()) {
+    struct sigaction sa = {.sa_handler = SIG_IGN};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+  } else {
+    __atomic_store_n(&term.ended, 1, __ATOMIC_SEQ_CST);
+  }
   term.started = 0;
 }
 

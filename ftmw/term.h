@@ -17,9 +17,11 @@
  *    primary's BYE says MPI_Finalize is not safe) and leaves at the BYE.
  * A process still running FT_TERM_GRACE_MS after its SIGTERM leaves (the
  * primary records 143 for ftmwrun first). With FT_TERM_GRACE_MS=0 the
- * signal keeps its default action: the process ends at once; ft_finalize,
- * once MPI is ended, gives it back its default action too, in one step,
- * unless one came (then a late copy is ignored: the process is ending).
+ * signal keeps its default action: the process ends at once. From the
+ * loop's last pass in ft_finalize until it returns, a SIGTERM does
+ * nothing (the process is ending MPI); after, one has its default action
+ * again, unless one came before (then a late copy is ignored: the
+ * process is ending).
  *
  * The loop's owner runs everything here, but ftmw_term_requested (any
  * thread). */
@@ -38,13 +40,13 @@
 int ftmw_term_start(uv_loop_t *loop, int grace_ms);
 
 /* In the loop's last pass (ft_finalize): the loop takes SIGTERM no more;
- * the handler still does, and records it, so that a late copy cannot kill
+ * the handler still does, and drops it, so that a late copy cannot kill
  * the process before it ends MPI. */
 void ftmw_term_close(void);
 
 /* At the end of ft_finalize, MPI ended: SIGTERM has its default action
- * again, or is ignored if one came already, with no moment in between
- * where a late copy could kill the process. */
+ * again (the handler's doing), or is ignored if one came already, with no
+ * moment in between where a late copy could kill the process. */
 void ftmw_term_end(void);
 
 /* 1 once this process has had SIGTERM. */

@@ -1,7 +1,8 @@
 /* SIGTERM in one process (term.h): taken on the loop instead of killing
- * the process, recorded by the handler alone from the loop's last pass
- * until MPI has ended, and then, once one came, ignored with no moment
- * between where a late copy has the default action. Each test
+ * the process, dropped by the handler from the loop's last pass until
+ * MPI has ended, and then, once one came, ignored with no moment between
+ * where a late copy has the default action; if none came, the next one
+ * has it. Each test
  * runs in a process of its own (Criterion): one that SIGTERM kills is a
  * crash, reported as a failure. */
 #include <criterion/criterion.h>
@@ -41,31 +42,18 @@ Test(term, taken_on_the_loop) {
   raise(SIGTERM);
   until_requested();
   ftmw_term_close();
-  raise(SIGTERM); /* a late copy: recorded by the handler */
+  raise(SIGTERM); /* a late copy: dropped by the handler */
   ftmw_term_end();
   raise(SIGTERM); /* and after ft_finalize: ignored */
   stop();
 }
 
-/* The first SIGTERM comes after the loop's last pass (ft_finalize, while
- * MPI ends): the handler records it, the process goes on to end MPI, and
- * a second copy after it is ignored (seen: a replica's SIGTERM came then,
- * had its default action back, and killed it before it ended MPI). */
-Test(term, first_copy_after_the_last_pass_does_not_kill) {
-  start();
-  cr_assert_eq(ftmw_term_start(&loop, 1000), 0);
-  uv_run(&loop, UV_RUN_NOWAIT);
-  ftmw_term_close();
-  raise(SIGTERM);
-  ftmw_term_end();
-  raise(SIGTERM);
-  cr_assert_eq(ftmw_term_requested(), 0, "the loop never took it");
-  stop();
-}
-
-/* With no SIGTERM before, ft_finalize gives SIGTERM its default action
- * back: a program that goes on after it can be stopped. */
-Test(term, default_action_back_after_finalize) {
+/* ft_finalize in a child with no SIGTERM taken before; one comes after
+ * the loop's last pass if early, and one after ft_finalize: the child
+ * must be killed by the second, not by the first. */
+static void finalize_then_sigterm(int early) {
+  int fds[2];
+  cr_assert_eq(pipe(fds), 0);
   pid_t child = fork();
   cr_assert_geq(child, 0);
   if (child == 0) {
@@ -74,15 +62,35 @@ Test(term, default_action_back_after_finalize) {
       _exit(1);
     uv_run(&loop, UV_RUN_NOWAIT);
     ftmw_term_close();
+    if (early)
+      raise(SIGTERM); /* while MPI ends: nothing */
+    if (write(fds[1], "e", 1) != 1) /* it ended MPI */
+      _exit(4);
     ftmw_term_end();
-    raise(SIGTERM);
-    _exit(2); /* not reached */
+    if (ftmw_term_requested())
+      _exit(3);
+    raise(SIGTERM); /* after ft_finalize: the default action */
+    _exit(2);
   }
+  close(fds[1]);
+  char c = 0;
+  ssize_t got = read(fds[0], &c, 1);
+  close(fds[0]);
   int status = 0;
   cr_assert_eq(waitpid(child, &status, 0), child);
+  cr_assert_eq(got, 1, "killed before it ended MPI");
   cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM,
-            "status %#x: not killed by SIGTERM", status);
+            "status %#x: not killed by SIGTERM after ft_finalize", status);
 }
+
+/* The first SIGTERM comes after the loop's last pass (while MPI ends):
+ * the process goes on to end MPI (seen: a replica's SIGTERM came then,
+ * had its default action back, and killed it before it ended MPI). */
+Test(term, sigterm_while_mpi_ends_does_not_kill) { finalize_then_sigterm(1); }
+
+/* With no SIGTERM before, one after ft_finalize has its default action:
+ * a program that goes on after it can be stopped. */
+Test(term, default_action_back_after_finalize) { finalize_then_sigterm(0); }
 
 /* A late copy of the SIGTERM (ftmw-shim passes it on, the launcher sends
  * it too) may come at any moment of ft_finalize: here another process
