@@ -22,11 +22,11 @@ void ftmw_peer_down(ftmw_peer *p, int done, const char *why);
  * (MARK), on its connection to it: every ACKED it sent that master
  * before, of a DATA of the master it took for primary before, arrives
  * first. Called when the primary changes (ftmw_peer_down, which read
- * every frame of the dead primary first), when a spare becomes this
- * worker, and when the primary welcomes it (it may connect after it saw
- * the change). A master that took over waits for these before it decides
- * a send nobody has a verdict on (replica.c, marked). The loop's owner,
- * st.lock not held. */
+ * every frame of the dead primary first) and when a spare becomes this
+ * worker; a worker that starts with another primary than master 0 marks
+ * it in ft_init (launch.c). A master that took over waits for these
+ * before it decides a send nobody has a verdict on (replica.c, marked).
+ * The loop's owner, st.lock not held. */
 void ftmw_mark_primary(void);
 
 #endif

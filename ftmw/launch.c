@@ -399,6 +399,15 @@ static int connect_masters(const ftmw_addr *m) {
   int first = ftmw_first_live_master_locked(); /* a replica: perhaps itself */
   if (first >= 0)
     __atomic_store_n(&st.primary, first, __ATOMIC_RELAXED); /* peer_of */
+  /* A worker whose primary is not master 0 (it died before this process
+   * or while it connected, without ftmw_peer_down) marks it (down.h). */
+  if (job.role == FTMW_ROLE_WORKER && job.M > 0 && first > 0 &&
+      ftmw_peer_is_up(&st.masters[first])) {
+    ftmw_op op = {.out = {.seq = 0}};
+    ftmw_op_frame(&op, &st.masters[first], FTMW_FRAME_MARK, 0, 0, NULL, 0);
+    ftmw_transport_submit(&op, 1);
+    ftmw_op_wait_locked(&op);
+  }
   uv_mutex_unlock(&st.lock);
   if (alive == 0) {
     ftmw_log("%s %d: cannot reach any master", ftmw_role_name(job.role), job.id);

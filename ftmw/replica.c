@@ -300,6 +300,22 @@ static void send_history(int k) {
       send_decision(k, &rs.history[n % FTMW_REP_HISTORY]);
 }
 
+/* A master that took over and got from one replica (its history, before
+ * SYNC) a decision of the old primary that another replica's SYNC said it
+ * lacks sends that one its history: else the replica never gets it (the
+ * history this master sent at the takeover was older), waits for ever
+ * for it, and refuses this master's next decision as out of order. Only
+ * with three replicas or more: with two, the one that had it is the
+ * other. */
+static void fill_gaps(void) {
+  for (int k = 0; k <= job.M && rs.took_over; k++)
+    if (replica_alive(k) && rs.synced[k] && !rs.filled[k] &&
+        rs.dec_held[k] < rs.learned) {
+      rs.filled[k] = 1;
+      send_history(k);
+    }
+}
+
 /* This master noticed that the primary changed. If it is now the primary,
  * it resends the last decisions it received (a replica behind it may have
  * missed some: with a partition, more than the last), and decides nothing
@@ -407,6 +423,7 @@ static void replicated_decide(int kind, int rank, uint64_t value) {
   if (st.primary != rs.seen_primary)
     primary_changed();
   flush_primary_call(); /* decisions go out in the order they were made */
+  fill_gaps();
   ftmw_decision d = {.kind = kind, .rank = rank, .value = value,
                      .number = ++rs.dec_taken};
   for (int k = 0; k <= job.M; k++)
@@ -513,6 +530,7 @@ void ftmw_rep_before_data(void) {
   if (!with_replicas() || job.id != st.primary)
     return;
   flush_primary_call(); /* an ft_is_primary the program acts on */
+  fill_gaps();
   for (int k = 0; k <= job.M; k++)
     while (replica_alive(k) && rs.dec_held[k] < rs.dec_taken)
       ftmw_wait_locked(-1);

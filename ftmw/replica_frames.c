@@ -65,6 +65,8 @@ static int on_decide(ftmw_peer *p, const ftmw_hdr *h, void *payload) {
         rs.dec_held[p->id] = d.number; /* what it holds, as DECIDED */
     } else {
       rc = ftmw_rep_queue_decision_locked(&d);
+      if (rc == 0 && from_replica && d.number > rs.learned)
+        rs.learned = d.number; /* another replica may lack it */
       if (rc < 0 && from_replica)
         rc = 1;
     }

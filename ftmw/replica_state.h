@@ -73,6 +73,11 @@ typedef struct ftmw_rep_state {
   int synced[FTMW_MAX_MASTERS];
   /* Primary: the decisions each replica said it holds (DECIDED, SYNC). */
   uint64_t dec_held[FTMW_MAX_MASTERS];
+  /* A master that took over: the last decision it got from a replica's
+   * history that it lacked, and the replicas it resent its own to since
+   * (fill_gaps). */
+  uint64_t learned;
+  int filled[FTMW_MAX_MASTERS];
   int primary_call_pending; /* an ft_is_primary answered 1, not yet told */
 } ftmw_rep_state;
 

@@ -156,11 +156,8 @@ static int on_frame(void *ctx, ftmw_conn *c, void *peer, const ftmw_hdr *h,
       ftmw_peer_set_locked(p, FTMW_PEER_ALIVE, h->type == FTMW_FRAME_WELCOME
                                                    ? "welcomed"
                                                    : "activated");
-    int primary = p->kind == FTMW_ROLE_MASTER && p->id == st.primary;
     ftmw_loop_wake_locked();
     uv_mutex_unlock(&st.lock);
-    if (primary)
-      ftmw_mark_primary();
     return 0;
   }
   case FTMW_FRAME_FIN:

@@ -548,6 +548,27 @@ Test(replica, took_over_primary_counts_a_sync_as_held) {
   script_played();
 }
 
+/* A master that took over got a decision of the old primary from one
+ * replica's history that another replica's SYNC says it lacks (with three
+ * replicas: here replica 2 plays both): it sends that replica its
+ * history before its own next decision, which the replica would refuse
+ * as out of order, and before any DATA, which would wait for ever for the
+ * replica to hold it. */
+Test(replica, took_over_primary_resends_a_decision_a_replica_lacks) {
+  start(1);
+  now(master_fails(0));
+  ftmw_rep_serve(); /* takes over: its history (empty) to replica 2 */
+  now(decide(2, FTMW_DECIDE_RECV, 2, 7, 1));
+  now(decide(2, FTMW_DECIDE_SYNC, 0, 0, 0));
+  int rank;
+  uint64_t value;
+  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value),
+               FTMW_DECIDE_RECV);
+  nsent = 0;
+  ftmw_rep_decide(FTMW_DECIDE_RECV, 1, 5);
+  cr_assert_str_eq(frames(), "DECIDE>2 tag=1 seq=1, DECIDE>2 tag=1 seq=2");
+}
+
 Test(replica, replica_does_not_wait_before_data) {
   start(1);
   ftmw_rep_before_data();
