@@ -499,8 +499,10 @@ static int replicated_end(ftmw_peer *p, int ok, ftmw_msg *m) {
  * 865070: the new primary reported a failure at a send the old one had
  * completed before giving another worker its next task, gave that worker
  * another task under the number the old one had used, which it dropped as
- * a duplicate, and got the old task's result). A worker that never says
- * so is failed in the end (FT_TIMEOUT_MS), fenced if alive. */
+ * a duplicate, and got the old task's result). A worker cut off from this
+ * master is failed in the end (FT_TIMEOUT_MS), fenced if alive; one that
+ * still reaches an old primary alive (one replica, a partition between
+ * the masters alone) never marks: docs/replicas.md, Limits. */
 static int marked(void) {
   for (int r = 1; r <= job.W; r++)
     if (ftmw_peer_is_up(&st.workers[r]) &&
