@@ -152,7 +152,7 @@ static int submit_locked(const char *call, FT_Request r, ftmw_peer *p,
   }
   if (rc != FT_SUCCESS)
     return rc;
-  if (ftmw_is_master()) { /* the replicas hold every decision first */
+  if (ftmw_is_master() && job.M > 0) { /* replicas hold every decision */
     ftmw_rep_before_data();
     if ((rc = ftmw_peer_gone_locked(p, call)) != FT_SUCCESS)
       return rc;

@@ -144,17 +144,16 @@ static void keep_verdict(ftmw_rep_worker *w, uint64_t n, int ok) {
 /* ACKED, MARK, DONE, SUSPECT and VERDICT: what the worker or the other
  * masters have done with an exchange. */
 static int on_progress(ftmw_peer *p, const ftmw_hdr *h) {
-  /* A worker's ACKED and MARK are about itself; the others, and a
-   * replica's ACKED to a master that took over, name the worker in the
-   * tag. */
-  int self = (h->type == FTMW_FRAME_ACKED || h->type == FTMW_FRAME_MARK) &&
-             p->kind == FTMW_ROLE_WORKER;
-  int decided = h->type == FTMW_FRAME_DECIDED && h->tag == 0;
+  /* A worker's ACKED and MARK are about itself; a master's DECIDED
+   * names nobody (tag 0); its others, and a replica's ACKED to a master
+   * that took over, name the worker in the tag. */
+  int self = p->kind == FTMW_ROLE_WORKER &&
+             (h->type == FTMW_FRAME_ACKED || h->type == FTMW_FRAME_MARK);
+  int names = h->type == FTMW_FRAME_DECIDED
+                  ? h->tag == 0
+                  : h->type != FTMW_FRAME_MARK && h->tag >= 1 && h->tag <= job.W;
   int ok = job.role == FTMW_ROLE_MASTER &&
-           (self || (p->kind == FTMW_ROLE_MASTER &&
-                     (decided || (h->tag >= 1 && h->tag <= job.W &&
-                                  h->type != FTMW_FRAME_MARK &&
-                                  h->type != FTMW_FRAME_DECIDED))));
+           (self || (p->kind == FTMW_ROLE_MASTER && names));
   uv_mutex_lock(&st.lock);
   ftmw_rep_worker *w = ok ? &rs.workers[self ? p->id : (int)h->tag] : NULL;
   switch (ok ? h->type : 0) {

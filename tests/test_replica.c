@@ -815,21 +815,40 @@ Test(replica, send_case1_primary_answers_failure) {
   cr_assert_str_eq(frames(), "VERDICT>1 tag=1 seq=1, VERDICT>2 tag=1 seq=1");
 }
 
-/* This replica's ft_send to worker p, numbered as send.c numbers it;
- * then p fails, the primary fails, replica 2 sends this master, which
- * took over, what it holds (SYNC), and the other worker marks it as its
- * primary (MARK, after every ACKED it sent here): what this master makes
- * of the send (1: it completes as the old primary's did). */
-static int send_verdict_after_takeover(ftmw_peer *p) {
+/* This replica's ft_send to worker p, numbered as send.c numbers it,
+ * while the scripted events happen (p fails among them): what this
+ * master makes of the send once it has failed (1: it completes as the old
+ * primary's did). */
+static int send_verdict(ftmw_peer *p) {
   uint64_t seq = ++ftmw_app_of(p)->next_seq;
   ftmw_rep_number(p, seq);
-  SCRIPT(worker_fails(p->id), master_fails(0), sync_from(2),
-         mark(p->id == 1 ? 2 : 1));
   cr_assert_eq(ftmw_rep_send(p, seq), FT_ERR_PEER_FAILED);
   int ok = ftmw_rep_send_verdict(p);
   script_played();
+  return ok;
+}
+
+/* The same where p fails, the primary fails, replica 2 sends this master,
+ * which took over, what it holds (SYNC), and the other worker marks it as
+ * its primary (MARK, after every ACKED it sent here). */
+static int send_verdict_after_takeover(ftmw_peer *p) {
+  SCRIPT(worker_fails(p->id), master_fails(0), sync_from(2),
+         mark(p->id == 1 ? 2 : 1));
+  int ok = send_verdict(p);
   cr_assert_eq(st.primary, 1, "this master took over");
   return ok;
+}
+
+/* This master, which took over, calls ft_send(1 long long) to worker 1
+ * while the scripted events happen: the call succeeds. */
+static void took_over_send_succeeds(void) {
+  job.cfg.max_message = 1024;
+  uv_mutex_unlock(&st.lock);
+  long long task = -1;
+  int n = ft_send(&task, 1, FT_LONG_LONG, 1, 2);
+  uv_mutex_lock(&st.lock);
+  script_played();
+  cr_assert_eq(n, 1, "ft_send: %d, error %d", n, ft_error());
 }
 
 /* The primary died after an eager send whose worker died too, unACKed,
@@ -872,13 +891,8 @@ Test(replica, new_primary_follows_send_a_later_acked_says_went_past) {
  * reported the failure where the replica had completed the send). */
 Test(replica, new_primary_follows_a_replicas_acked) {
   start(1);
-  ftmw_peer *p = &st.workers[1];
-  uint64_t seq = ++ftmw_app_of(p)->next_seq;
-  ftmw_rep_number(p, seq);
-  SCRIPT(worker_fails(1), master_fails(0), acked_by(2, 1, seq), sync_from(2));
-  cr_assert_eq(ftmw_rep_send(p, seq), FT_ERR_PEER_FAILED);
-  cr_assert_eq(ftmw_rep_send_verdict(p), 1);
-  script_played();
+  SCRIPT(worker_fails(1), master_fails(0), acked_by(2, 1, 1), sync_from(2));
+  cr_assert_eq(send_verdict(&st.workers[1]), 1);
 }
 
 /* This master took over and sends the worker the DATA the old primary
@@ -888,17 +902,10 @@ Test(replica, new_primary_follows_a_replicas_acked) {
  * seed 244126: the new primary reported the worker finished). */
 Test(replica, new_primary_send_acked_while_it_waits_completes) {
   start(1);
-  ftmw_peer *p = &st.workers[1];
-  job.cfg.max_message = 1024;
-  ftmw_rep_end(p, 1, NULL); /* exchange 1, done here */
+  ftmw_rep_end(&st.workers[1], 1, NULL); /* exchange 1, done here */
   now(master_fails(0));
   SCRIPT(acked(1, 1), worker_finishes(1), done(2, 1, 1));
-  uv_mutex_unlock(&st.lock);
-  long long stop = -1;
-  int n = ft_send(&stop, 1, FT_LONG_LONG, 1, 2);
-  uv_mutex_lock(&st.lock);
-  script_played();
-  cr_assert_eq(n, 1, "ft_send: %d, error %d", n, ft_error());
+  took_over_send_succeeds();
 }
 
 /* As above, but worker 2's ACKED is still on its way when replica 2's
@@ -910,14 +917,9 @@ Test(replica, new_primary_send_acked_while_it_waits_completes) {
  * task's result). */
 Test(replica, new_primary_waits_for_every_workers_mark) {
   start(1);
-  ftmw_peer *p = &st.workers[1];
-  uint64_t seq = ++ftmw_app_of(p)->next_seq;
-  ftmw_rep_number(p, seq);
   SCRIPT(worker_fails(1), master_fails(0), sync_from(2), acked(2, 1),
          mark(2));
-  cr_assert_eq(ftmw_rep_send(p, seq), FT_ERR_PEER_FAILED);
-  cr_assert_eq(ftmw_rep_send_verdict(p), 1, "the old primary went on");
-  script_played();
+  cr_assert_eq(send_verdict(&st.workers[1]), 1, "the old primary went on");
 }
 
 /* A worker that fails instead of marking this master is not waited for,
@@ -925,15 +927,11 @@ Test(replica, new_primary_waits_for_every_workers_mark) {
  * count for the next. */
 Test(replica, new_primary_needs_no_mark_of_a_worker_gone) {
   start(1);
-  ftmw_peer *p = &st.workers[1];
   now(mark(2));
-  uint64_t seq = ++ftmw_app_of(p)->next_seq;
-  ftmw_rep_number(p, seq);
   st.workers[2].epoch++; /* another incarnation of worker 2 (adopted) */
   SCRIPT(worker_fails(1), master_fails(0), sync_from(2), worker_fails(2));
-  cr_assert_eq(ftmw_rep_send(p, seq), FT_ERR_PEER_FAILED);
-  cr_assert_eq(ftmw_rep_send_verdict(p), 0, "no sign the old primary went on");
-  script_played();
+  cr_assert_eq(send_verdict(&st.workers[1]), 0,
+               "no sign the old primary went on");
 }
 
 /* This master took over while its ft_send waited for the worker's word,
@@ -944,18 +942,11 @@ Test(replica, new_primary_needs_no_mark_of_a_worker_gone) {
  * decision). */
 Test(replica, new_primary_finds_worker_failed_before_sending_follows_old) {
   start(1);
-  ftmw_peer *p = &st.workers[1];
-  job.cfg.max_message = 1024;
-  ftmw_rep_end(p, 1, NULL); /* exchange 1, done here */
+  ftmw_rep_end(&st.workers[1], 1, NULL); /* exchange 1, done here */
   now(decide(0, FTMW_DECIDE_RECV, 2, 7, 1)); /* the old primary went on */
   SCRIPT(master_fails(0), worker_fails(1), done(2, 1, 1), sync_from(2),
          mark(2));
-  uv_mutex_unlock(&st.lock);
-  long long task = 3;
-  int n = ft_send(&task, 1, FT_LONG_LONG, 1, 2);
-  uv_mutex_lock(&st.lock);
-  script_played();
-  cr_assert_eq(n, 1, "ft_send: %d, error %d", n, ft_error());
+  took_over_send_succeeds();
 }
 
 /* An ACKED of a DATA this replica has numbered already says nothing. */
