@@ -473,9 +473,10 @@ static int replicated_end(ftmw_peer *p, int ok, ftmw_msg *m) {
   int kept = keep_outcome(w, ok, m);
   /* The primary tells a failure at once, before any later decision: a
    * replica whose primary dies then knows that a decision it holds from
-   * it, or a later DATA's ACKED, came after a success (went_past). */
+   * it, or a later DATA's ACKED, came after a success (went_past). Not
+   * when no live replica can still ask (keep_outcome kept nothing). */
   if (!ok && job.id == st.primary && w->answered_n != w->calls &&
-      tell_verdict(p, w->calls))
+      ftmw_rep_outcome_of(w, w->calls) != NULL && tell_verdict(p, w->calls))
     w->answered_n = w->calls;
   /* A replica tells the primary, which holds the next exchange until
    * every replica is done with this one, and the other replicas, which

@@ -24,6 +24,14 @@
  *                  ft_finalize ends every process within 5 s (worker 3,
  *                  which had no SIGTERM, leaves without finishing). Each
  *                  master prints "term reply 42 stopped 5".
+ *   mark           with one replica, the primary killed after the first
+ *                  round (FT_FAULT=recv.exit:3@m0): the master that takes
+ *                  over restores worker 2, then sends to worker 3, found
+ *                  failed. That send's verdict waits for every live
+ *                  worker's MARK (docs/replicas.md), the restored worker
+ *                  2's too, which never had the old primary: it must mark
+ *                  from ft_init (spawn mode) or its activation (a spare).
+ *                  Prints "mark sum 1209 restores 2".
  * Exits 0 when every check of the mode passed; prints what failed. */
 #define _DEFAULT_SOURCE /* nanosleep, pause */
 #include <errno.h>
@@ -439,6 +447,65 @@ static void term_worker(int rank) {
         ft_errname(ft_error()));
 }
 
+/* --- mark ------------------------------------------------------------------- */
+
+#define MARK_W 3 /* the workers the mode uses */
+
+static int mark_answer(int w, int k) { return 100 * w + k; }
+
+/* One task to w and its answer, w restored until both succeed. */
+static long mark_task(int w, int k, int *restores) {
+  int res = -1;
+  while (ft_send(&k, 1, FT_INT, w, TAG_TASK) != 1 ||
+         ft_recv(&res, 1, FT_INT, w, TAG_REPLY, NULL) != 1) {
+    CHECK(ft_error() == FT_ERR_PEER_FAILED, "task %d of worker %d: %s", k, w,
+          ft_errname(ft_error()));
+    if (!ft_restore(w)) {
+      CHECK(0, "restore %d: %s", w, ft_errname(ft_error()));
+      return 0;
+    }
+    ++*restores;
+  }
+  CHECK(res == mark_answer(w, k), "task %d of worker %d: %d", k, w, res);
+  return res;
+}
+
+static void mark_master(int W) {
+  int restores = 0, x = 1, stop = 0;
+  long sum = 0;
+  for (int w = 1; w <= MARK_W; w++)
+    CHECK(ft_send(&x, 1, FT_INT, w, TAG_TASK) == 1, "task 1 to %d", w);
+  for (int w = 1; w <= MARK_W; w++) {
+    int res = -1;
+    CHECK(ft_recv(&res, 1, FT_INT, w, TAG_REPLY, NULL) == 1, "answer 1 of %d", w);
+    sum += res;
+  }
+  /* The primary is dead by now; worker 2 dies at its second task. */
+  sum += mark_task(2, 2, &restores);
+  /* Worker 3 died after its first answer: the probe finds it failed, so
+   * the send that follows is one to a failed worker. */
+  CHECK(ft_probe(3, FT_ANY_TAG, NULL) == 0 && ft_error() == FT_ERR_PEER_FAILED,
+        "the probe of worker 3: %s", ft_errname(ft_error()));
+  sum += mark_task(3, 2, &restores);
+  sum += mark_task(1, 2, &restores);
+  for (int w = 1; w <= W; w++)
+    CHECK(ft_send(&stop, 1, FT_INT, w, TAG_STOP) == 1, "stop %d", w);
+  printf("mark sum %ld restores %d\n", sum, restores);
+}
+
+static void mark_worker(int rank, int restored) {
+  int k;
+  FT_Status st;
+  while (ft_recv(&k, 1, FT_INT, 0, FT_ANY_TAG, &st) == 1 && st.tag == TAG_TASK) {
+    if (!restored && rank == 2 && k == 2)
+      raise(SIGKILL);
+    int res = mark_answer(rank, k);
+    CHECK(ft_send(&res, 1, FT_INT, 0, TAG_REPLY) == 1, "answer");
+    if (!restored && rank == 3)
+      raise(SIGKILL); /* its answer acknowledged */
+  }
+}
+
 /* --- abort ------------------------------------------------------------------ */
 
 /* Everyone but the one who ends the job waits in a receive that never
@@ -470,7 +537,8 @@ int main(int argc, char **argv) {
   if (started < 0)
     return 1;
   const char *mode = argc > 1 ? argv[1] : "calls";
-  if (W < DYING && (strcmp(mode, "calls") == 0 || strcmp(mode, "msbcast") == 0)) {
+  if (W < DYING && (strcmp(mode, "calls") == 0 || strcmp(mode, "msbcast") == 0 ||
+                    strcmp(mode, "mark") == 0)) {
     if (rank == 0) /* its workers 2 and 3 die: fewer would wait for ever */
       fprintf(stderr, "job_calls %s: needs %d workers or more\n", mode, DYING);
     ft_finalize();
@@ -480,6 +548,8 @@ int main(int argc, char **argv) {
     rank == 0 ? calls_master(W) : calls_worker(rank, started == 0);
   else if (strcmp(mode, "msbcast") == 0)
     rank == 0 ? msbcast_master(W) : msbcast_worker(rank, started == 0);
+  else if (strcmp(mode, "mark") == 0)
+    rank == 0 ? mark_master(W) : mark_worker(rank, started == 0);
   else if (strcmp(mode, "abort_worker") == 0)
     aborting(rank, 2, 7);
   else if (strcmp(mode, "abort_master") == 0)

@@ -33,6 +33,10 @@ if [ -n "${EXPECT_ERR:-}" ]; then
   done || exit 1
 fi
 "$(dirname "$0")/no_protocol_errors.sh" "$tmp/trace" || exit 1
+# A master asked for an outcome it had dropped (replica.c, tell_verdict_to).
+if grep -q "is no longer kept" "$tmp/err"; then
+  echo "FAIL: a master lacked the outcome of an exchange it was asked about"; exit 1
+fi
 live=$((m + 1 - ${DEAD:-0}))
 first=1
 echo "$want" | sed 's/ && /\n/g' > "$tmp/want"
