@@ -28,7 +28,7 @@ const ftmw_leave_info ftmw_leave_reasons[FTMW_LEAVE_REASONS] = {
                              "its program made another call than the "
                              "primary decided: it cannot follow"},
     [FTMW_LEAVE_NO_MEMORY] = {"no_memory", 70, 0, 0, 0, 1,
-                              "`replica.c` `keep_outcome`, "
+                              "`replica_outcomes.c` `ftmw_rep_keep_outcome`, "
                               "`farm_task.c` `ftmw_farm_must`",
                               "master", "out of memory for what every "
                               "master must hold alike (an exchange's "

@@ -8,14 +8,13 @@
  *
  * The file has three parts: the state and the link the protocol uses;
  * the exchange sequence, in a solo and a replicated implementation; and
- * the calls that only replicas make (ft_send's wait for ACKED,
- * ft_restore's follow, ft_is_primary), with a worker's COPY and CONFIRM.
- * The frames the other processes send it are replica_frames.c's (on the
- * loop's owner). */
+ * ft_is_primary's decision and a worker's COPY and CONFIRM. The calls
+ * that only masters with replicas make over that sequence (ft_send's wait
+ * for ACKED, ft_restore's follow) are replica_calls.c's; the frames the
+ * other processes send are replica_frames.c's (on the loop's owner). */
 #include "ftmw_impl.h"
 #include "down.h"
 #include "transport.h"
-#include "match.h"
 #include "replica.h"
 #include "inbox.h"
 #include "replica_state.h"
@@ -23,7 +22,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define st ftmw_st
 #define job ftmw_job
@@ -103,66 +101,6 @@ static void diverged(int kind, int want) {
              "the primary decided another call (kind %d; this call: kind "
              "%d, or another worker): the program is not deterministic; "
              "leaving the job", kind, want);
-}
-
-/* --- the outcomes another replica may still ask about -------------------- */
-
-const ftmw_rep_outcome *ftmw_rep_outcome_of(const ftmw_rep_worker *w,
-                                            uint64_t n) {
-  if (n > w->calls || n + w->kept <= w->calls)
-    return NULL;
-  uint32_t i = (uint32_t)(n - (w->calls - w->kept + 1));
-  return &w->ring[(w->first + i) % w->cap];
-}
-
-/* The last of exchanges 1..n with w's worker that every replica that may
- * ask about one has reported DONE: the live masters but this one and the
- * primary (which decides, and never asks). A replica behind this master
- * asks the primary, and asks this master once it is the primary. */
-static uint64_t done_by_askers(const ftmw_rep_worker *w, uint64_t n) {
-  for (int k = 0; k <= job.M; k++)
-    if (k != st.primary && replica_alive(k) && w->done_by[k] < n)
-      n = w->done_by[k];
-  /* A master that took over (any primary but master 0) may be behind
-   * this one, and ask it: it reports DONE as a replica does. */
-  if (st.primary != 0 && st.primary != job.id && replica_alive(st.primary) &&
-      w->done_by[st.primary] < n)
-    n = w->done_by[st.primary];
-  return n;
-}
-
-/* Records the outcome of exchange w->calls (just counted), dropping those
- * every possible asker is done with. The primary holds its replicas
- * within one exchange of itself (ftmw_rep_begin), so it keeps at most one;
- * a replica keeps as many as it runs ahead of the slowest other replica.
- * Returns 1 when it keeps m (freed when dropped). */
-static int keep_outcome(ftmw_rep_worker *w, int ok, ftmw_msg *m) {
-  uint64_t n = w->calls, lo = done_by_askers(w, n);
-  while (w->kept > 0 && n - w->kept <= lo) { /* the oldest is n - kept */
-    ftmw_msg_free(w->ring[w->first].msg);
-    w->first = (w->first + 1) % w->cap;
-    w->kept--;
-  }
-  if (n <= lo)
-    return 0; /* nobody can ask about it */
-  if (w->kept == w->cap) {
-    uint32_t cap = w->cap ? 2 * w->cap : 4;
-    ftmw_rep_outcome *ring = malloc(cap * sizeof(*ring));
-    if (ring == NULL) { /* it could not answer a replica that asks */
-      ftmw_leave(FTMW_LEAVE_NO_MEMORY, 0,
-                 "out of memory keeping exchange %llu with worker %d for "
-                 "the replicas; leaving the job",
-                 (unsigned long long)n, (int)(w - rs.workers));
-    }
-    for (uint32_t i = 0; i < w->kept; i++)
-      ring[i] = w->ring[(w->first + i) % w->cap];
-    free(w->ring);
-    w->ring = ring;
-    w->cap = cap;
-    w->first = 0;
-  }
-  w->ring[(w->first + w->kept++) % w->cap] = (ftmw_rep_outcome){ok, ok ? m : NULL};
-  return ok && m != NULL;
 }
 
 /* --- the exchange sequence ------------------------------------------------ */
@@ -470,11 +408,12 @@ static int replicated_follow(int kind, int want_rank, int *rank,
 static int replicated_end(ftmw_peer *p, int ok, ftmw_msg *m) {
   ftmw_rep_worker *w = of(p);
   w->calls++;
-  int kept = keep_outcome(w, ok, m);
+  int kept = ftmw_rep_keep_outcome(w, ok, m);
   /* The primary tells a failure at once, before any later decision: a
    * replica whose primary dies then knows that a decision it holds from
    * it, or a later DATA's ACKED, came after a success (went_past). Not
-   * when no live replica can still ask (keep_outcome kept nothing). */
+   * when no live replica can still ask (ftmw_rep_keep_outcome kept
+   * nothing). */
   if (!ok && job.id == st.primary && w->answered_n != w->calls &&
       ftmw_rep_outcome_of(w, w->calls) != NULL && tell_verdict(p, w->calls))
     w->answered_n = w->calls;
@@ -671,7 +610,9 @@ int ftmw_wait_locked(int64_t ms) {
   return link_->wait_locked(ms);
 }
 
-/* --- calls that only masters with replicas make --------------------------- */
+int ftmw_rep_took_over(void) { return with_replicas() && rs.took_over; }
+
+/* --- ft_is_primary -------------------------------------------------------- */
 
 /* Tells the replicas this master's ft_is_primary of 1, if it has not yet.
  * Returns 1 if it did. */
@@ -697,28 +638,7 @@ int ftmw_rep_primary_call(void) {
   return 1;
 }
 
-int ftmw_rep_send(ftmw_peer *p, uint64_t seq) {
-  while (of(p)->acked_seq < seq) {
-    if (!ftmw_peer_is_up(p))
-      return ftmw_peer_is_failed(p) ? FT_ERR_PEER_FAILED
-                                    : FT_ERR_PEER_FINALIZED;
-    if (!ftmw_is_replica())
-      return FTMW_REP_SEND_SELF;
-    ftmw_wait_locked(-1);
-  }
-  return FT_SUCCESS;
-}
-
-int ftmw_rep_took_over(void) { return with_replicas() && rs.took_over; }
-
-void ftmw_rep_number(ftmw_peer *p, uint64_t seq) {
-  if (job.M > 0 && seq > of(p)->numbered)
-    of(p)->numbered = seq;
-}
-
-int ftmw_rep_acked(ftmw_peer *p, uint64_t seq) {
-  return job.M > 0 && of(p)->acked_seq >= seq;
-}
+/* --- a worker's COPY and CONFIRM ------------------------------------------ */
 
 /* Worker: sends a frame to every live master but `except`, one after the
  * other, so that a death between two (fault point `point`, hit before
@@ -744,52 +664,4 @@ void ftmw_rep_copy(int primary, int tag, uint64_t seq, const void *buf,
 void ftmw_rep_confirm(int acker, uint64_t seq) {
   to_other_masters(acker, FTMW_FAULT_SEND_CONFIRM, FTMW_FRAME_CONFIRM, 0, seq,
                    NULL, 0);
-}
-
-uint64_t ftmw_rep_restore_value(int code, const ftmw_peer *p) {
-  uint64_t v = (uint16_t)code;
-  if (code == FT_SUCCESS)
-    v |= (uint64_t)(uint16_t)p->from_spare << 16 | (uint64_t)p->epoch << 32;
-  return v;
-}
-
-int ftmw_rep_follow_restore(ftmw_peer *p, uint64_t v, uint32_t *epoch) {
-  int code = (int)(v & 0xffff), s = (int)(v >> 16 & 0xffff) - 1;
-  uint32_t e = *epoch = (uint32_t)(v >> 32);
-  if (code == FT_ERR_NOT_FAILED)
-    return code;
-  /* The failure this restore answers is reported. One of the new
-   * incarnation, adopted here before this decision came and failed since,
-   * is not (ftmw_report_failure_locked). */
-  if (code != FT_SUCCESS || p->epoch < e || !ftmw_peer_is_failed(p))
-    p->unreported = 0;
-  if (code != FT_SUCCESS) {
-    /* The primary's ft_restore dropped what the failed incarnation had
-     * left queued before it tried, and so does every replica: kept here,
-     * it was delivered once this master took over, a result the primary
-     * had dropped (chaos seed 20261128, run 40). The primary's DOWN came
-     * before this decision, so nothing more arrives from it. */
-    ftmw_match_drop(p);
-    return code;
-  }
-  /* A spare's ACTIVATED, or a spawned worker's HELLO, is on its way: it
-   * left before the primary heard from it. A spare that dies first is
-   * seen; a spawned worker is given the launch deadline. */
-  const ftmw_peer *sp = s >= 0 && s < job.S ? &st.spares[s] : NULL;
-  uint64_t deadline = ftmw_now_ms() + FTMW_LAUNCH_WAIT_MS;
-  while (p->epoch < e) {
-    uint64_t now = ftmw_now_ms();
-    if (sp != NULL ? !ftmw_peer_is_up(sp) : now >= deadline)
-      break;
-    ftmw_wait_locked(sp != NULL ? -1 : (int64_t)(deadline - now));
-  }
-  if (p->epoch < e) { /* it died before it reached this master */
-    ftmw_match_drop(p);
-    /* the incarnation the primary made (an older one still live here was
-     * replaced there: it is failed with it) */
-    ftmw_peer_begin_locked(p, e, FTMW_PEER_JOINING, "restored by the primary");
-    ftmw_peer_failed_locked(p, 1, "died before it reached this master");
-  }
-  ftmw_trace("restore_followed", "\"peer\":%d,\"peer_epoch\":%u", p->id, e);
-  return FT_SUCCESS;
 }

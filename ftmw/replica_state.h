@@ -1,7 +1,7 @@
 /* The replica protocol's own state (SPEC section 6). replica.c owns it;
- * only replica.c, replica_frames.c (the frames that change it) and the
- * unit test (tests/test_replica.c) include this header. Everything here
- * is under st.lock. */
+ * only replica.c, replica_calls.c, replica_frames.c (the frames that
+ * change it), replica_outcomes.c and the unit test (tests/test_replica.c)
+ * include this header. Everything here is under st.lock. */
 #ifndef FTMW_REPLICA_STATE_H
 #define FTMW_REPLICA_STATE_H
 
@@ -87,6 +87,13 @@ extern __attribute__((visibility("hidden"))) ftmw_rep_state ftmw_rep;
  * (not completed yet, or dropped). */
 const ftmw_rep_outcome *ftmw_rep_outcome_of(const ftmw_rep_worker *w,
                                             uint64_t n);
+
+/* Records the outcome of exchange w->calls (just counted), dropping those
+ * every possible asker is done with (replica_outcomes.c). The primary
+ * holds its replicas within one exchange of itself (ftmw_rep_begin), so
+ * it keeps at most one; a replica keeps as many as it runs ahead of the
+ * slowest other replica. Returns 1 when it keeps m (freed when dropped). */
+int ftmw_rep_keep_outcome(ftmw_rep_worker *w, int ok, ftmw_msg *m);
 
 struct ftmw_peer;
 struct ftmw_hdr;
