@@ -69,4 +69,3 @@ int ftmw_rep_keep_outcome(ftmw_rep_worker *w, int ok, ftmw_msg *m) {
       (ftmw_rep_outcome){ok, ok ? m : NULL};
   return ok && m != NULL;
 }
-
