@@ -29,8 +29,6 @@
 
 /* --- state and link ------------------------------------------------------- */
 
-static ftmw_rep_worker *of(const ftmw_peer *p) { return &rs.workers[p->id]; }
-
 int ftmw_rep_init(int W) {
   static const int types[] = {FTMW_FRAME_DECIDE,  FTMW_FRAME_DECIDED,
                               FTMW_FRAME_KEPT,    FTMW_FRAME_ACKED,
@@ -62,10 +60,6 @@ void ftmw_rep_free(int W) {
 
 static int with_replicas(void) {
   return job.M > 0 && job.role == FTMW_ROLE_MASTER;
-}
-
-static int replica_alive(int k) {
-  return k != job.id && ftmw_peer_is_up(&st.masters[k]);
 }
 
 /* The transport, as the protocol uses it (see ftmw_rep_link). */
@@ -124,7 +118,7 @@ static ftmw_msg *kept_of(const ftmw_peer *p, const ftmw_msg *m) {
 /* Sends KEPT k to master to, or (to < 0) to every live replica. */
 static void send_kept(int to, const ftmw_msg *k, unsigned flags) {
   for (int m = 0; m <= job.M; m++)
-    if (replica_alive(m) && (to < 0 || m == to))
+    if (ftmw_rep_alive(m) && (to < 0 || m == to))
       send_master(m, FTMW_FRAME_KEPT, k->tag, flags, k->seq, k->data, k->len);
 }
 
@@ -132,7 +126,7 @@ static void send_kept(int to, const ftmw_msg *k, unsigned flags) {
  * every live replica, after the data this master kept if the exchange
  * received some. Returns 0 if it could not (out of memory). */
 static int tell_verdict_to(int to, ftmw_peer *p, uint64_t n) {
-  const ftmw_rep_outcome *o = ftmw_rep_outcome_of(of(p), n);
+  const ftmw_rep_outcome *o = ftmw_rep_outcome_of(ftmw_rep_of(p->id), n);
   if (o == NULL) /* dropped: no live replica had it to do (a bug) */
     ftmw_log("master %d: the outcome of exchange %llu with worker %d, asked "
              "for, is no longer kept: reported as a failure", job.id,
@@ -146,7 +140,7 @@ static int tell_verdict_to(int to, ftmw_peer *p, uint64_t n) {
     ftmw_msg_free(k);
   }
   for (int k = 0; k <= job.M; k++)
-    if (replica_alive(k) && (to < 0 || k == to)) {
+    if (ftmw_rep_alive(k) && (to < 0 || k == to)) {
       send_master(k, FTMW_FRAME_VERDICT, p->id, ok ? FTMW_FLAG_OK : 0, n, NULL,
                   0);
       ftmw_trace("verdict_sent", "\"replica\":%d,\"worker\":%d,\"call\":%llu,"
@@ -166,7 +160,7 @@ static int tell_verdict(ftmw_peer *p, uint64_t n) {
  * has it if any other has. Out of memory, it is tried again at the next
  * ftmw_rep_serve. */
 static void answer(ftmw_peer *p, uint64_t n) {
-  ftmw_rep_worker *w = of(p);
+  ftmw_rep_worker *w = ftmw_rep_of(p->id);
   if (w->answered_n != n) {
     if (!tell_verdict(p, n))
       return;
@@ -197,7 +191,7 @@ static void send_inbox(int k, ftmw_peer *p) {
   ftmw_q_foreach(q, &p->inbox) n++;
   confirmed = n;
   ftmw_q_foreach(q, &p->unconfirmed) n++;
-  if (n == 0 || !replica_alive(k))
+  if (n == 0 || !ftmw_rep_alive(k))
     return;
   ftmw_msg **v = calloc(n, sizeof(*v));
   if (v == NULL)
@@ -222,7 +216,7 @@ static void send_inbox(int k, ftmw_peer *p) {
 static void send_verdicts(int k, int r) {
   const ftmw_rep_worker *w = &rs.workers[r];
   for (size_t i = 0; i < sizeof(w->verdicts) / sizeof(w->verdicts[0]); i++)
-    if (w->verdicts[i].n > w->calls && replica_alive(k))
+    if (w->verdicts[i].n > w->calls && ftmw_rep_alive(k))
       send_master(k, FTMW_FRAME_VERDICT, r, w->verdicts[i].ok ? FTMW_FLAG_OK : 0,
                   w->verdicts[i].n, NULL, 0);
 }
@@ -233,7 +227,7 @@ static void send_history(int k) {
   uint64_t from = rs.dec_rcvd >= FTMW_REP_HISTORY
                       ? rs.dec_rcvd - FTMW_REP_HISTORY + 1
                       : 1;
-  for (uint64_t n = from; n <= rs.dec_rcvd && replica_alive(k); n++)
+  for (uint64_t n = from; n <= rs.dec_rcvd && ftmw_rep_alive(k); n++)
     if (rs.history[n % FTMW_REP_HISTORY].number == n)
       send_decision(k, &rs.history[n % FTMW_REP_HISTORY]);
 }
@@ -247,7 +241,7 @@ static void send_history(int k) {
  * other. */
 static void fill_gaps(void) {
   for (int k = 0; k <= job.M && rs.took_over; k++)
-    if (replica_alive(k) && rs.synced[k] && !rs.filled[k] &&
+    if (ftmw_rep_alive(k) && rs.synced[k] && !rs.filled[k] &&
         rs.dec_held[k] < rs.learned) {
       rs.filled[k] = 1;
       send_history(k);
@@ -288,12 +282,12 @@ static void primary_changed(void) {
   for (int r = 1; r <= job.W; r++) {
     send_inbox(st.primary, &st.workers[r]);
     send_verdicts(st.primary, r);
-    if (rs.workers[r].acked_seq > 0 && replica_alive(st.primary))
+    if (rs.workers[r].acked_seq > 0 && ftmw_rep_alive(st.primary))
       send_master(st.primary, FTMW_FRAME_ACKED, r, 0, rs.workers[r].acked_seq,
                   NULL, 0);
   }
   send_history(st.primary);
-  if (replica_alive(st.primary))
+  if (ftmw_rep_alive(st.primary))
     send_decision(st.primary, &(ftmw_decision){.kind = FTMW_DECIDE_SYNC,
                                                .number = rs.dec_rcvd});
 }
@@ -316,7 +310,7 @@ static int replicated_serve(void) {
   for (int r = 1; r <= job.W && job.id == st.primary; r++) {
     ftmw_rep_worker *w = &rs.workers[r];
     for (int k = 0; k <= job.M; k++) {
-      if (w->suspect_by[k] != 0 && !replica_alive(k))
+      if (w->suspect_by[k] != 0 && !ftmw_rep_alive(k))
         w->suspect_by[k] = 0; /* nobody waits for the answer */
       if (w->suspect_by[k] != 0 && w->suspect_by[k] <= w->calls) {
         answer(&st.workers[r], w->suspect_by[k]);
@@ -340,12 +334,12 @@ static int replicated_serve(void) {
 }
 
 static int replicated_begin(ftmw_peer *p) {
-  const ftmw_rep_worker *w = of(p);
+  const ftmw_rep_worker *w = ftmw_rep_of(p->id);
   if (job.id != st.primary || w->calls == 0)
     return 0;
   int waited = 0;
   for (int k = 0; k <= job.M; k++)
-    while (replica_alive(k) && w->done_by[k] < w->calls) {
+    while (ftmw_rep_alive(k) && w->done_by[k] < w->calls) {
       ftmw_wait_locked(-1); /* which answers the replicas' SUSPECTs */
       waited = 1;
     }
@@ -365,7 +359,7 @@ static void replicated_decide(int kind, int rank, uint64_t value) {
   ftmw_decision d = {.kind = kind, .rank = rank, .value = value,
                      .number = ++rs.dec_taken};
   for (int k = 0; k <= job.M; k++)
-    if (replica_alive(k))
+    if (ftmw_rep_alive(k))
       send_decision(k, &d);
 }
 
@@ -375,7 +369,7 @@ static int synced(void) {
   if (st.primary != rs.seen_primary)
     primary_changed();
   for (int k = 0; k <= job.M && rs.took_over; k++)
-    if (replica_alive(k) && !rs.synced[k])
+    if (ftmw_rep_alive(k) && !rs.synced[k])
       return 0;
   return 1;
 }
@@ -406,7 +400,7 @@ static int replicated_follow(int kind, int want_rank, int *rank,
 }
 
 static int replicated_end(ftmw_peer *p, int ok, ftmw_msg *m) {
-  ftmw_rep_worker *w = of(p);
+  ftmw_rep_worker *w = ftmw_rep_of(p->id);
   w->calls++;
   int kept = ftmw_rep_keep_outcome(w, ok, m);
   /* The primary tells a failure at once, before any later decision: a
@@ -423,7 +417,7 @@ static int replicated_end(ftmw_peer *p, int ok, ftmw_msg *m) {
    * does a master that took over: it may be behind a replica, which keeps
    * what it may still ask until its DONE. */
   for (int k = 0; k <= job.M && (ftmw_is_replica() || rs.took_over); k++)
-    if (replica_alive(k))
+    if (ftmw_rep_alive(k))
       send_master(k, FTMW_FRAME_DONE, p->id, 0, w->calls, NULL, 0);
   /* A primary can now answer SUSPECTs of this exchange; a master that
    * became primary takes over. */
@@ -474,12 +468,12 @@ void ftmw_rep_before_data(void) {
   flush_primary_call(); /* an ft_is_primary the program acts on */
   fill_gaps();
   for (int k = 0; k <= job.M; k++)
-    while (replica_alive(k) && rs.dec_held[k] < rs.dec_taken)
+    while (ftmw_rep_alive(k) && rs.dec_held[k] < rs.dec_taken)
       ftmw_wait_locked(-1);
 }
 
 static int replicated_verdict(ftmw_peer *p, int send) {
-  const ftmw_rep_worker *w = of(p);
+  const ftmw_rep_worker *w = ftmw_rep_of(p->id);
   uint64_t n = w->calls + 1;
   int asked = -1;
   for (;;) {
@@ -507,7 +501,7 @@ static int replicated_verdict(ftmw_peer *p, int send) {
         return 1; /* the worker has this call's DATA (a replica said so) */
       int ahead = -1;
       for (int k = 0; k <= job.M && ahead < 0; k++)
-        if (replica_alive(k) && w->done_by[k] >= n)
+        if (ftmw_rep_alive(k) && w->done_by[k] >= n)
           ahead = k;
       if (ahead < 0 && send && !marked()) {
         ftmw_wait_locked(-1); /* a worker's ACKED may be on its way */

@@ -12,10 +12,8 @@
 #define job ftmw_job
 #define rs ftmw_rep
 
-static ftmw_rep_worker *of(const ftmw_peer *p) { return &rs.workers[p->id]; }
-
 int ftmw_rep_send(ftmw_peer *p, uint64_t seq) {
-  while (of(p)->acked_seq < seq) {
+  while (ftmw_rep_of(p->id)->acked_seq < seq) {
     if (!ftmw_peer_is_up(p))
       return ftmw_peer_is_failed(p) ? FT_ERR_PEER_FAILED
                                     : FT_ERR_PEER_FINALIZED;
@@ -27,12 +25,12 @@ int ftmw_rep_send(ftmw_peer *p, uint64_t seq) {
 }
 
 void ftmw_rep_number(ftmw_peer *p, uint64_t seq) {
-  if (job.M > 0 && seq > of(p)->numbered)
-    of(p)->numbered = seq;
+  if (job.M > 0 && seq > ftmw_rep_of(p->id)->numbered)
+    ftmw_rep_of(p->id)->numbered = seq;
 }
 
 int ftmw_rep_acked(ftmw_peer *p, uint64_t seq) {
-  return job.M > 0 && of(p)->acked_seq >= seq;
+  return job.M > 0 && ftmw_rep_of(p->id)->acked_seq >= seq;
 }
 
 uint64_t ftmw_rep_restore_value(int code, const ftmw_peer *p) {

@@ -149,13 +149,13 @@ static int on_progress(ftmw_peer *p, const ftmw_hdr *h) {
    * that took over, name the worker in the tag. */
   int self = p->kind == FTMW_ROLE_WORKER &&
              (h->type == FTMW_FRAME_ACKED || h->type == FTMW_FRAME_MARK);
-  int names = h->type == FTMW_FRAME_DECIDED
-                  ? h->tag == 0
-                  : h->type != FTMW_FRAME_MARK && h->tag >= 1 && h->tag <= job.W;
+  int names = h->type == FTMW_FRAME_DECIDED ? h->tag == 0
+              : h->type != FTMW_FRAME_MARK  ? h->tag >= 1 && h->tag <= job.W
+                                            : 0;
   int ok = job.role == FTMW_ROLE_MASTER &&
            (self || (p->kind == FTMW_ROLE_MASTER && names));
   uv_mutex_lock(&st.lock);
-  ftmw_rep_worker *w = ok ? &rs.workers[self ? p->id : (int)h->tag] : NULL;
+  ftmw_rep_worker *w = ok ? ftmw_rep_of(self ? p->id : (int)h->tag) : NULL;
   switch (ok ? h->type : 0) {
   case FTMW_FRAME_DECIDED: /* from a replica, to the master that decided */
     if (h->seq > rs.dec_held[p->id])

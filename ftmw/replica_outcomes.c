@@ -12,10 +12,6 @@
 #define job ftmw_job
 #define rs ftmw_rep
 
-static int replica_alive(int k) {
-  return k != job.id && ftmw_peer_is_up(&st.masters[k]);
-}
-
 const ftmw_rep_outcome *ftmw_rep_outcome_of(const ftmw_rep_worker *w,
                                             uint64_t n) {
   if (n > w->calls || n + w->kept <= w->calls)
@@ -30,11 +26,11 @@ const ftmw_rep_outcome *ftmw_rep_outcome_of(const ftmw_rep_worker *w,
  * asks the primary, and asks this master once it is the primary. */
 static uint64_t done_by_askers(const ftmw_rep_worker *w, uint64_t n) {
   for (int k = 0; k <= job.M; k++)
-    if (k != st.primary && replica_alive(k) && w->done_by[k] < n)
+    if (k != st.primary && ftmw_rep_alive(k) && w->done_by[k] < n)
       n = w->done_by[k];
   /* A master that took over (any primary but master 0) may be behind
    * this one, and ask it: it reports DONE as a replica does. */
-  if (st.primary != 0 && st.primary != job.id && replica_alive(st.primary) &&
+  if (st.primary != 0 && st.primary != job.id && ftmw_rep_alive(st.primary) &&
       w->done_by[st.primary] < n)
     n = w->done_by[st.primary];
   return n;

@@ -1,7 +1,14 @@
-/* The replica protocol's state (replica_state.h): defined apart, so that
- * the protocol's two halves (replica.c, on the application thread, and
- * replica_frames.c, on the loop's owner) use it without depending on each
- * other both ways. */
+/* The replica protocol's state (replica_state.h), and which masters
+ * replicate with this one: defined apart, so that the protocol's parts
+ * (replica.c, replica_calls.c and replica_outcomes.c on the application
+ * thread, replica_frames.c on the loop's owner) use them without
+ * depending on each other both ways. */
+#include "ftmw_impl.h"
+#include "peer.h"
 #include "replica_state.h"
 
 ftmw_rep_state ftmw_rep;
+
+int ftmw_rep_alive(int k) {
+  return k != ftmw_job.id && ftmw_peer_is_up(&ftmw_st.masters[k]);
+}

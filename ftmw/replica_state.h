@@ -83,6 +83,15 @@ typedef struct ftmw_rep_state {
 
 extern __attribute__((visibility("hidden"))) ftmw_rep_state ftmw_rep;
 
+/* The exchanges with worker rank. */
+static inline ftmw_rep_worker *ftmw_rep_of(int rank) {
+  return &ftmw_rep.workers[rank];
+}
+
+/* Whether master k is another master than this one, and live (the
+ * masters that replicate with this one: replica_state.c). */
+int ftmw_rep_alive(int k);
+
 /* Exchange n's outcome with w's worker as this master keeps it, or NULL
  * (not completed yet, or dropped). */
 const ftmw_rep_outcome *ftmw_rep_outcome_of(const ftmw_rep_worker *w,

@@ -377,9 +377,7 @@ static void start_as(int role, int id) {
 static void start(int id) { start_as(FTMW_ROLE_MASTER, id); }
 
 /* What the protocol keeps of this master's exchanges with worker p. */
-static ftmw_rep_worker *rw(const ftmw_peer *p) {
-  return &ftmw_rep.workers[p->id];
-}
+static ftmw_rep_worker *rw(const ftmw_peer *p) { return ftmw_rep_of(p->id); }
 
 /* The outcome of exchange n with worker p as this master keeps it, or
  * NULL. */
