@@ -5,7 +5,8 @@
  * (recv.c).
  *
  * Locking: one mutex, st.lock, guards everything both threads touch (peer
- * states, inboxes, op outcomes, the submission queue). The libuv loop and
+ * states, inboxes, the submission queue), but the atomics that
+ * docs/architecture.md lists (an op's outcome among them). The libuv loop and
  * the connections belong to whichever thread runs the loop (loop.c: one
  * at a time); a call waits by running it, so nothing needs waking. Nothing
  * calls user code. */

@@ -168,13 +168,12 @@ void ftmw_link_send(ftmw_conn *c, int type, int tag, uint64_t seq,
   write_small(c, buf, FTMW_HDR_SIZE + len);
 }
 
-static void out_finish(ftmw_link *l, ftmw_out *o, int failed) {
-  uv_mutex_lock(l->lock);
-  o->done = 1;
+/* o is written or given up: the caller may free it from now on. */
+static void out_finish(ftmw_out *o, int failed) {
   if (failed)
     o->failed = 1;
-  ftmw_loop_wake_locked();
-  uv_mutex_unlock(l->lock);
+  o->done = 1;
+  ftmw_loop_wake();
 }
 
 /* A failed write unlinks o from the ACK queue (a no-op when already
@@ -182,11 +181,10 @@ static void out_finish(ftmw_link *l, ftmw_out *o, int failed) {
  * and the queue must not point into it. */
 static void out_write_cb(uv_write_t *req, int status) {
   ftmw_out *o = req->data;
-  ftmw_link *l = ((ftmw_conn *)req->handle->data)->link;
   ftmw_loop_write_done();
   if (status < 0)
     ftmw_q_remove(&o->node);
-  out_finish(l, o, status < 0);
+  out_finish(o, status < 0);
 }
 
 void ftmw_link_write(ftmw_conn *c, ftmw_out *const *outs, unsigned n) {
@@ -197,7 +195,7 @@ void ftmw_link_write(ftmw_conn *c, ftmw_out *const *outs, unsigned n) {
   }
   if (c->closing) {
     for (unsigned k = 0; k < n; k++)
-      out_finish(c->link, outs[k], 1);
+      out_finish(outs[k], 1);
     return;
   }
   /* v holds every frame's pieces, the ACK due to the peer ahead of them
@@ -232,7 +230,7 @@ void ftmw_link_write(ftmw_conn *c, ftmw_out *const *outs, unsigned n) {
     while (i < end && skip >= v[i].len)
       skip -= v[i++].len;
     if (i == end) {
-      out_finish(c->link, o, 0);
+      out_finish(o, 0);
       continue;
     }
     v[i].base += skip;
@@ -242,7 +240,7 @@ void ftmw_link_write(ftmw_conn *c, ftmw_out *const *outs, unsigned n) {
     if (ftmw_loop_write(&o->req, (uv_stream_t *)&c->tcp, v + i, end - i,
                         out_write_cb) != 0) {
       ftmw_q_remove(&o->node);
-      out_finish(c->link, o, 1);
+      out_finish(o, 1);
     }
   }
   for (unsigned k = 0; k < n; k++)
@@ -258,14 +256,12 @@ int ftmw_link_acked(ftmw_conn *c, uint64_t seq) {
   if (ftmw_q_empty(&c->unacked) || seq < out_of(ftmw_q_head(&c->unacked))->seq ||
       seq > out_of(c->unacked.prev)->seq)
     return -1;
-  uv_mutex_lock(c->link->lock);
   while (!ftmw_q_empty(&c->unacked) && out_of(ftmw_q_head(&c->unacked))->seq <= seq) {
     ftmw_out *o = out_of(ftmw_q_head(&c->unacked));
     ftmw_q_remove(&o->node);
-    o->acked = 1;
+    o->acked = 1; /* o may be freed from now on */
   }
-  ftmw_loop_wake_locked();
-  uv_mutex_unlock(c->link->lock);
+  ftmw_loop_wake();
   return 0;
 }
 
@@ -434,14 +430,12 @@ void ftmw_link_close(ftmw_conn *c) {
   c->closing = 1;
   ftmw_q_remove(&c->node);
   c->peer = NULL;
-  uv_mutex_lock(c->link->lock);
   while (!ftmw_q_empty(&c->unacked)) {
     ftmw_out *o = FTMW_CONTAINER_OF(ftmw_q_head(&c->unacked), ftmw_out, node);
     ftmw_q_remove(&o->node);
-    o->failed = 1;
+    o->failed = 1; /* o may be freed from now on, if written */
   }
-  ftmw_loop_wake_locked();
-  uv_mutex_unlock(c->link->lock);
+  ftmw_loop_wake();
   uv_close((uv_handle_t *)&c->tcp, conn_close_cb);
 }
 

@@ -7,9 +7,9 @@
  * while it waits for a CPU). It knows nothing of roles, replicas or
  * spares: what a connection's frames mean is its owner's, told through
  * the upcalls of ftmw_link_ops. Everything runs on the thread that owns
- * the loop, but ftmw_link_init; outcomes a caller waits for (ftmw_out's
- * done/acked/failed) are written under the lock the link was given, and
- * signalled with ftmw_loop_wake_locked. */
+ * the loop, but ftmw_link_init; it takes no lock. The outcomes a caller
+ * waits for (ftmw_out's done/acked/failed) are atomics, signalled with
+ * ftmw_loop_wake. */
 #ifndef FTMW_LINK_H
 #define FTMW_LINK_H
 
@@ -39,10 +39,14 @@ typedef struct ftmw_out {
   uv_buf_t bufs[FTMW_OUT_BUFS];
   unsigned nbufs;
   uv_write_t req;
-  /* Under the link's lock: */
-  int done;   /* written (or given up); the link no longer uses it */
-  int acked;  /* the peer acknowledged */
-  int failed; /* the connection failed first */
+  /* The outcome, set by the link on the loop's owner and read by any
+   * thread: atomics, each set once. The link sets failed before done, and
+   * touches the frame no more after the flag that settles it (done, or
+   * with want_ack, the later of done and acked or failed): the caller may
+   * free it from then on. */
+  _Atomic int done;   /* written (or given up) */
+  _Atomic int acked;  /* the peer acknowledged */
+  _Atomic int failed; /* the connection failed first */
 } ftmw_out;
 
 /* Why a bound connection's peer is down, for on_down. */
@@ -103,7 +107,6 @@ typedef struct ftmw_link_cfg {
 /* One per process (a test may make two). Fields are the link's own. */
 typedef struct ftmw_link {
   uv_loop_t *loop;
-  uv_mutex_t *lock;
   const ftmw_link_ops *ops;
   void *ctx;
   ftmw_link_cfg cfg;
@@ -168,12 +171,9 @@ void ftmw_link_heard(ftmw_conn *c);
 /* writes the ACK c owes its peer, if any. */
 void ftmw_link_send_ack(ftmw_conn *c);
 
-/* Sets l up on loop and starts its heartbeat tick. lock guards what
- * waiting callers read (ftmw_out's outcome). self: this process in
- * HELLOs (its secret is cfg's) and pid: its id in frame headers. */
-void ftmw_link_init(ftmw_link *l, uv_loop_t *loop, uv_mutex_t *lock,
-                    const ftmw_link_cfg *cfg, const ftmw_link_ops *ops,
-                    void *ctx);
+/* Sets l up on loop and starts its heartbeat tick. */
+void ftmw_link_init(ftmw_link *l, uv_loop_t *loop, const ftmw_link_cfg *cfg,
+                    const ftmw_link_ops *ops, void *ctx);
 
 /* Who this process is (set before connecting; again when a spare
  * becomes a worker): its HELLO's role, id, epoch and place, and pid, the

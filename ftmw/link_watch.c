@@ -188,12 +188,10 @@ static void tick_cb(uv_timer_t *t) {
     l->ops->on_tick(l->ctx, now);
 }
 
-void ftmw_link_init(ftmw_link *l, uv_loop_t *loop, uv_mutex_t *lock,
-                    const ftmw_link_cfg *cfg, const ftmw_link_ops *ops,
-                    void *ctx) {
+void ftmw_link_init(ftmw_link *l, uv_loop_t *loop, const ftmw_link_cfg *cfg,
+                    const ftmw_link_ops *ops, void *ctx) {
   memset(l, 0, sizeof(*l));
   l->loop = loop;
-  l->lock = lock;
   l->cfg = *cfg;
   l->ops = ops;
   l->ctx = ctx;

@@ -47,11 +47,14 @@ static struct {
   int timer;          /* ...a timer (see ftmw_loop_timer_started) */
   int writes;         /* uv_write requests not yet called back */
   uint64_t last_ran;  /* ftmw_loop_ran's last now */
+  /* Changes a waiter may be waiting for: an atomic, counted by the loop's
+   * owner without a lock (the link) or by anyone with it, and read by a
+   * waiting call once it owns the loop. */
+  uint64_t wakes;
   /* Under *lock: */
   int inside;        /* calls waiting in the loop */
   int io_state;      /* IO_* */
   int pass_now;      /* the I/O thread must make a pass at once */
-  uint64_t wakes;    /* changes a waiter may be waiting for */
   uint64_t left_at;  /* when the last call left (uv_hrtime) */
   uint64_t due;      /* a waiting I/O thread's pass is due then (0: none) */
   uint64_t batch_due; /* lp.due, when a lazy frame found it soon enough */
@@ -60,7 +63,7 @@ static struct {
 
 uv_loop_t *ftmw_loop(void) { return &lp.loop; }
 
-void ftmw_loop_wake_locked(void) { lp.wakes++; }
+void ftmw_loop_wake(void) { __atomic_add_fetch(&lp.wakes, 1, __ATOMIC_RELEASE); }
 
 int ftmw_loop_calls_waiting_locked(void) { return lp.inside; }
 
@@ -255,11 +258,11 @@ void ftmw_loop_flush_soon_locked(void) {
 
 /* Whether something changed since *seen (lp.wakes). */
 static int woken(const void *seen) {
-  return lp.wakes != *(const uint64_t *)seen;
+  return __atomic_load_n(&lp.wakes, __ATOMIC_ACQUIRE) != *(const uint64_t *)seen;
 }
 
 int ftmw_loop_wait_change_locked(int64_t ms) {
-  uint64_t seen = lp.wakes;
+  uint64_t seen = __atomic_load_n(&lp.wakes, __ATOMIC_ACQUIRE);
   return ftmw_loop_wait_locked(woken, &seen, ms);
 }
 

@@ -61,8 +61,9 @@ void ftmw_loop_discard(void);
  * application is not in a call that waits. */
 int ftmw_loop_calls_waiting_locked(void);
 
-/* Something a waiting call may wait for has changed (lock held). */
-void ftmw_loop_wake_locked(void);
+/* Something a waiting call may wait for has changed (any thread; no lock
+ * needed: the loop's owner calls it from the link's callbacks). */
+void ftmw_loop_wake(void);
 
 /* Runs the loop (lock held on entry and return, released meanwhile)
  * until done(arg) holds, checked under the lock, or for at most ms
@@ -70,7 +71,7 @@ void ftmw_loop_wake_locked(void);
 int ftmw_loop_wait_locked(int (*done)(const void *), const void *arg,
                           int64_t ms);
 
-/* Runs the loop (lock held) until anything changes (ftmw_loop_wake_locked)
+/* Runs the loop (lock held) until anything changes (ftmw_loop_wake)
  * or for at most ms. Returns 0 on a change, -1 on timeout. */
 int ftmw_loop_wait_change_locked(int64_t ms);
 

@@ -72,7 +72,7 @@ static void change(ftmw_peer *p, uint32_t epoch, int to, const char *why) {
              "\"why\":\"%s\"",
              ftmw_peer_name(p, name, sizeof(name)), epoch, state_names[from],
              state_names[to], why ? why : "");
-  ftmw_loop_wake_locked();
+  ftmw_loop_wake();
 }
 
 int ftmw_peer_set_locked(ftmw_peer *p, int to, const char *why) {
@@ -120,10 +120,11 @@ static int fail_locked(ftmw_peer *p, int report, const char *why, int to) {
   while (!ftmw_q_empty(&p->pending)) {
     ftmw_op *op = FTMW_CONTAINER_OF(ftmw_q_head(&p->pending), ftmw_op, node);
     ftmw_q_remove(&op->node);
-    op->out.done = op->out.failed = 1;
+    op->out.failed = 1; /* before done: link.h */
+    op->out.done = 1;
   }
   p->join_by = 0;
-  ftmw_loop_wake_locked();
+  ftmw_loop_wake();
   return live;
 }
 

@@ -156,7 +156,7 @@ static int on_frame(void *ctx, ftmw_conn *c, void *peer, const ftmw_hdr *h,
       ftmw_peer_set_locked(p, FTMW_PEER_ALIVE, h->type == FTMW_FRAME_WELCOME
                                                    ? "welcomed"
                                                    : "activated");
-    ftmw_loop_wake_locked();
+    ftmw_loop_wake();
     uv_mutex_unlock(&st.lock);
     return 0;
   }
@@ -172,7 +172,7 @@ static int on_frame(void *ctx, ftmw_conn *c, void *peer, const ftmw_hdr *h,
       p->bye_clean = (h->flags & FTMW_FLAG_CLEAN) != 0;
     }
     int from_primary = p->kind == FTMW_ROLE_MASTER && p->id == st.primary;
-    ftmw_loop_wake_locked();
+    ftmw_loop_wake();
     uv_mutex_unlock(&st.lock);
     if (from_primary) /* after SIGTERM a computing worker need not finish */
       ftmw_term_on_primary_end(h->type == FTMW_FRAME_BYE,
@@ -375,13 +375,12 @@ static const ftmw_link_ops link_ops = {
 
 /* --- work from the application ------------------------------------------ */
 
+/* As the link's: no lock (ftmw_out's outcome is atomic, link.h). */
 static void op_finish(ftmw_op *op, int failed) {
-  uv_mutex_lock(&st.lock);
-  op->out.done = 1;
   if (failed)
     op->out.failed = 1;
-  ftmw_loop_wake_locked();
-  uv_mutex_unlock(&st.lock);
+  op->out.done = 1;
+  ftmw_loop_wake();
 }
 
 /* Writes op's frame and the frames right after it in work that go to
@@ -535,7 +534,7 @@ int ftmw_transport_start(int listen) {
                        .timeout_ms = (uint64_t)job.cfg.timeout_ms,
                        .max_message = job.cfg.max_message};
   memcpy(cfg.secret, job.secret, sizeof(cfg.secret));
-  ftmw_link_init(&link_, ftmw_loop(), &st.lock, &cfg, &link_ops, NULL);
+  ftmw_link_init(&link_, ftmw_loop(), &cfg, &link_ops, NULL);
   ftmw_join_start(&link_);
   if (listen) {
     int rc = ftmw_link_listen(&link_, st.listen_ip, &st.listen_port);

@@ -20,7 +20,7 @@
 int ftmw_transport_start(int listen);
 
 /* Queues op for the loop; the caller's ftmw_op_wait_locked on it carries
- * it out. The caller keeps op alive until op->out.done (under st.lock).
+ * it out. The caller keeps op alive until op->out.done (an atomic: link.h).
  * lock_held says whether the caller already holds st.lock. */
 void ftmw_transport_submit(ftmw_op *op, int lock_held);
 

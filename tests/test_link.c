@@ -87,7 +87,6 @@ typedef struct {
 static raw_peer raw = {.lfd = -1, .fd = -1};
 
 static uv_loop_t loop;
-static uv_mutex_t lock;
 static side srv = {.name = "server"}, cli = {.name = "client"};
 static void (*pump_hook)(void); /* a raw peer's turn, at each pump */
 
@@ -203,15 +202,9 @@ static void run_for(uint64_t ms) {
     pump();
 }
 
-static int locked(const int *field) {
-  uv_mutex_lock(&lock);
-  int v = *field;
-  uv_mutex_unlock(&lock);
-  return v;
-}
-#define DONE(o) locked(&(o)->done)
-#define ACKED(o) locked(&(o)->acked)
-#define FAILED(o) locked(&(o)->failed)
+#define DONE(o) ((o)->done)
+#define ACKED(o) ((o)->acked)
+#define FAILED(o) ((o)->failed)
 
 /* --- set-up -------------------------------------------------------------- */
 
@@ -231,7 +224,7 @@ static const ftmw_place client_place = {
 
 static void side_init(side *s, const ftmw_link_cfg *cfg, uint32_t role,
                       uint32_t id, uint32_t pid, const char *host) {
-  ftmw_link_init(&s->link, &loop, &lock, cfg, &ops, s);
+  ftmw_link_init(&s->link, &loop, cfg, &ops, s);
   s->inited = 1;
   ftmw_hello self = {.role = role, .id = id, .epoch = 5};
   if (s == &cli)
@@ -244,7 +237,6 @@ static void side_init(side *s, const ftmw_link_cfg *cfg, uint32_t role,
 static void setup(void) {
   signal(SIGPIPE, SIG_DFL); /* a SIGPIPE that gets through kills the test */
   cr_assert_eq(uv_loop_init(&loop), 0);
-  cr_assert_eq(uv_mutex_init(&lock), 0);
 }
 
 static int server_up(void) {
@@ -322,7 +314,6 @@ static void teardown(void) {
   free_frames(&srv);
   free_frames(&cli);
   ftmw_msg_release_cache();
-  uv_mutex_destroy(&lock);
 }
 
 /* A DATA frame to write: hdr from ftmw_wire_encode, then data. */
