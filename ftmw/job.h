@@ -1,7 +1,7 @@
 /* This process's place in the job, and the job's settings: set at
  * start-up (launch.c, setup.c) before the transport starts, and read by
  * every layer. One change later: a spare activated becomes a worker
- * (role, id, epoch; transport.c's on_activate, under st.lock, while its
+ * (role, id, epoch; join.c's ftmw_join_activate, under st.lock, while its
  * application thread waits in ft_init for exactly that). */
 #ifndef FTMW_JOB_H
 #define FTMW_JOB_H
