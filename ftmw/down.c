@@ -66,7 +66,7 @@ void ftmw_peer_down(ftmw_peer *p, int done, const char *why) {
   int orphan = job.role == FTMW_ROLE_WORKER || job.role == FTMW_ROLE_SPARE
                    ? ftmw_all_masters_gone_locked()
                    : 0;
-  ftmw_loop_wake();
+  ftmw_loop_wake_locked();
   uv_mutex_unlock(&st.lock);
   ftmw_inbox_drop_held(p);
   if (c) {

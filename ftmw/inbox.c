@@ -52,7 +52,7 @@ static int push_locked(ftmw_peer *p, ftmw_msg *m) {
     }
   }
   ftmw_match_push(&st.arrivals, from_master ? &st.masters[0] : p, m);
-  ftmw_loop_wake();
+  ftmw_loop_wake_locked();
   return 1;
 }
 

@@ -68,7 +68,7 @@ static void adopt(ftmw_conn *c, ftmw_peer *w, uint32_t e, int from_spare,
   w->fin = 0;
   w->from_spare = from_spare;
   ftmw_peer_place_locked(w, at);
-  ftmw_loop_wake();
+  ftmw_loop_wake_locked();
   uv_mutex_unlock(&ftmw_st.lock);
   ftmw_trace("adopted", "\"peer\":%d,\"peer_epoch\":%u,\"spare\":%d,"
              "\"dropped\":%d", w->id, e, from_spare - 1, dropped);
@@ -82,7 +82,7 @@ static void joined_late(ftmw_peer *p, ftmw_conn *c) {
   ftmw_q_move(&p->pending, &q);
   p->join_by = 0;
   p->unjoined = 0;
-  ftmw_loop_wake(); /* ft_finalize waits for it */
+  ftmw_loop_wake_locked(); /* ft_finalize waits for it */
   uv_mutex_unlock(&ftmw_st.lock);
   while (!ftmw_q_empty(&q)) {
     ftmw_out *outs[FTMW_LINK_BATCH_MAX];
@@ -145,7 +145,7 @@ int ftmw_join_hello(void *ctx, ftmw_conn *c, const ftmw_hello *hello,
   if (ok) {
     ftmw_peer_set_locked(p, FTMW_PEER_ALIVE, "joined");
     ftmw_peer_place_locked(p, &m.at);
-    ftmw_loop_wake();
+    ftmw_loop_wake_locked();
   }
   uv_mutex_unlock(&ftmw_st.lock);
   if (!ok) {
@@ -168,7 +168,7 @@ void ftmw_join_activate(ftmw_conn *c, ftmw_peer *p, const ftmw_hdr *h) {
   ftmw_job.id = h->tag;
   ftmw_job.epoch = (uint32_t)h->seq;
   ftmw_st.activated = 1;
-  ftmw_loop_wake();
+  ftmw_loop_wake_locked();
   uv_mutex_unlock(&ftmw_st.lock);
   link_self(); /* its frames now bear the worker's identity */
   /* Every other master learns it too, before anything this worker sends

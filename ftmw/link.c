@@ -173,7 +173,7 @@ static void out_finish(ftmw_out *o, int failed) {
   if (failed)
     o->failed = 1;
   o->done = 1;
-  ftmw_loop_wake();
+  ftmw_loop_wake_owner();
 }
 
 /* A failed write unlinks o from the ACK queue (a no-op when already
@@ -261,7 +261,7 @@ int ftmw_link_acked(ftmw_conn *c, uint64_t seq) {
     ftmw_q_remove(&o->node);
     o->acked = 1; /* o may be freed from now on */
   }
-  ftmw_loop_wake();
+  ftmw_loop_wake_owner();
   return 0;
 }
 
@@ -435,7 +435,7 @@ void ftmw_link_close(ftmw_conn *c) {
     ftmw_q_remove(&o->node);
     o->failed = 1; /* o may be freed from now on, if written */
   }
-  ftmw_loop_wake();
+  ftmw_loop_wake_owner();
   uv_close((uv_handle_t *)&c->tcp, conn_close_cb);
 }
 

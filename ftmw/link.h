@@ -9,7 +9,7 @@
  * the upcalls of ftmw_link_ops. Everything runs on the thread that owns
  * the loop, but ftmw_link_init; it takes no lock. The outcomes a caller
  * waits for (ftmw_out's done/acked/failed) are atomics, signalled with
- * ftmw_loop_wake. */
+ * ftmw_loop_wake_owner. */
 #ifndef FTMW_LINK_H
 #define FTMW_LINK_H
 

@@ -47,10 +47,12 @@ static struct {
   int timer;          /* ...a timer (see ftmw_loop_timer_started) */
   int writes;         /* uv_write requests not yet called back */
   uint64_t last_ran;  /* ftmw_loop_ran's last now */
-  /* Changes a waiter may be waiting for: an atomic, counted by the loop's
-   * owner without a lock (the link) or by anyone with it, and read by a
-   * waiting call once it owns the loop. */
+  /* Changes a waiter may be waiting for: an atomic, counted by anyone
+   * with *lock (ftmw_loop_wake_locked) or by the loop's owner without it
+   * (ftmw_loop_wake_owner, which sets owner_woke), and read by a waiting
+   * call once it owns the loop. */
   uint64_t wakes;
+  int owner_woke; /* the owner counted one without *lock (owner only) */
   /* Under *lock: */
   int inside;        /* calls waiting in the loop */
   int io_state;      /* IO_* */
@@ -63,7 +65,26 @@ static struct {
 
 uv_loop_t *ftmw_loop(void) { return &lp.loop; }
 
-void ftmw_loop_wake(void) { __atomic_add_fetch(&lp.wakes, 1, __ATOMIC_RELEASE); }
+void ftmw_loop_wake_locked(void) {
+  __atomic_add_fetch(&lp.wakes, 1, __ATOMIC_RELEASE);
+}
+
+void ftmw_loop_wake_owner(void) {
+  __atomic_add_fetch(&lp.wakes, 1, __ATOMIC_RELEASE);
+  lp.owner_woke = 1;
+}
+
+/* The owner, about to give the loop back (lock held), counts once more
+ * what it counted without the lock: a caller that looked at the state
+ * under the lock, missed what the owner had just set, and then took
+ * the count with that change in it, sees it change again once it owns
+ * the loop (the owner counts first and lets go of the loop after). */
+static void owner_woke_locked(void) {
+  if (lp.owner_woke) {
+    lp.owner_woke = 0;
+    ftmw_loop_wake_locked();
+  }
+}
 
 int ftmw_loop_calls_waiting_locked(void) { return lp.inside; }
 
@@ -225,6 +246,7 @@ int ftmw_loop_wait_locked(int (*done)(const void *), const void *arg,
    * acquisition a wait less. */
   if (ms >= 0)
     uv_timer_stop(&lp.wait_timer);
+  owner_woke_locked();
   int timer_ms;
   int kick = loop_leave(&timer_ms);
   lp.left_at = uv_hrtime();
@@ -325,6 +347,11 @@ static void io_thread(void *arg) {
     }
     lp.work.run(&work);
     int alive = uv_run(&lp.loop, UV_RUN_NOWAIT);
+    if (lp.owner_woke) { /* one acquisition, only after a completion */
+      uv_mutex_lock(lp.lock);
+      owner_woke_locked();
+      uv_mutex_unlock(lp.lock);
+    }
     /* Watchers its callbacks started enter the epoll set at the next
      * pass, which must come before this thread sleeps on that set. */
     timeout = lp.kick ? 0 : uv_backend_timeout(&lp.loop);

@@ -61,9 +61,13 @@ void ftmw_loop_discard(void);
  * application is not in a call that waits. */
 int ftmw_loop_calls_waiting_locked(void);
 
-/* Something a waiting call may wait for has changed (any thread; no lock
- * needed: the loop's owner calls it from the link's callbacks). */
-void ftmw_loop_wake(void);
+/* Something a waiting call may wait for has changed: by a thread holding
+ * the lock (_locked), or by the loop's owner without it (_owner: the
+ * link's outcomes, link.h). A call that looked under the lock and then
+ * waits for a change misses neither: the owner counts its changes again,
+ * under the lock, before it gives the loop back. */
+void ftmw_loop_wake_locked(void);
+void ftmw_loop_wake_owner(void);
 
 /* Runs the loop (lock held on entry and return, released meanwhile)
  * until done(arg) holds, checked under the lock, or for at most ms
@@ -71,7 +75,7 @@ void ftmw_loop_wake(void);
 int ftmw_loop_wait_locked(int (*done)(const void *), const void *arg,
                           int64_t ms);
 
-/* Runs the loop (lock held) until anything changes (ftmw_loop_wake)
+/* Runs the loop (lock held) until anything changes (ftmw_loop_wake_*)
  * or for at most ms. Returns 0 on a change, -1 on timeout. */
 int ftmw_loop_wait_change_locked(int64_t ms);
 

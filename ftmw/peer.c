@@ -72,7 +72,7 @@ static void change(ftmw_peer *p, uint32_t epoch, int to, const char *why) {
              "\"why\":\"%s\"",
              ftmw_peer_name(p, name, sizeof(name)), epoch, state_names[from],
              state_names[to], why ? why : "");
-  ftmw_loop_wake();
+  ftmw_loop_wake_locked();
 }
 
 int ftmw_peer_set_locked(ftmw_peer *p, int to, const char *why) {
@@ -124,7 +124,7 @@ static int fail_locked(ftmw_peer *p, int report, const char *why, int to) {
     op->out.done = 1;
   }
   p->join_by = 0;
-  ftmw_loop_wake();
+  ftmw_loop_wake_locked();
   return live;
 }
 

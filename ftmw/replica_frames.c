@@ -71,7 +71,7 @@ static int on_decide(ftmw_peer *p, const ftmw_hdr *h, void *payload) {
         rc = 1;
     }
     held = rs.dec_rcvd;
-    ftmw_loop_wake();
+    ftmw_loop_wake_locked();
     uv_mutex_unlock(&st.lock);
   }
   if (rc < 0) {
@@ -180,7 +180,7 @@ static int on_progress(ftmw_peer *p, const ftmw_hdr *h) {
     keep_verdict(w, h->seq, (h->flags & FTMW_FLAG_OK) != 0);
     break;
   }
-  ftmw_loop_wake();
+  ftmw_loop_wake_locked();
   uv_mutex_unlock(&st.lock);
   if (!ok) {
     ftmw_peer_down(p, 0, "protocol error: unexpected replica frame");

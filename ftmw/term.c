@@ -76,7 +76,7 @@ static void on_signal(uv_async_t *h) {
   ftmw_trace("sigterm", "\"grace_ms\":%llu", (unsigned long long)term.grace_ms);
   uv_mutex_lock(&st.lock);
   __atomic_store_n(&term.requested, 1, __ATOMIC_RELEASE);
-  ftmw_loop_wake(); /* a master's waiting receive reports it */
+  ftmw_loop_wake_locked(); /* a master's waiting receive reports it */
   uv_mutex_unlock(&st.lock);
 }
 

@@ -156,7 +156,7 @@ static int on_frame(void *ctx, ftmw_conn *c, void *peer, const ftmw_hdr *h,
       ftmw_peer_set_locked(p, FTMW_PEER_ALIVE, h->type == FTMW_FRAME_WELCOME
                                                    ? "welcomed"
                                                    : "activated");
-    ftmw_loop_wake();
+    ftmw_loop_wake_locked();
     uv_mutex_unlock(&st.lock);
     return 0;
   }
@@ -172,7 +172,7 @@ static int on_frame(void *ctx, ftmw_conn *c, void *peer, const ftmw_hdr *h,
       p->bye_clean = (h->flags & FTMW_FLAG_CLEAN) != 0;
     }
     int from_primary = p->kind == FTMW_ROLE_MASTER && p->id == st.primary;
-    ftmw_loop_wake();
+    ftmw_loop_wake_locked();
     uv_mutex_unlock(&st.lock);
     if (from_primary) /* after SIGTERM a computing worker need not finish */
       ftmw_term_on_primary_end(h->type == FTMW_FRAME_BYE,
@@ -380,7 +380,7 @@ static void op_finish(ftmw_op *op, int failed) {
   if (failed)
     op->out.failed = 1;
   op->out.done = 1;
-  ftmw_loop_wake();
+  ftmw_loop_wake_owner();
 }
 
 /* Writes op's frame and the frames right after it in work that go to
