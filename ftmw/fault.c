@@ -1,6 +1,7 @@
 /* Fault injection (see fault.h). */
 #include "fault.h"
 #include "bounds.h"
+#include "coverage.h"
 #include "parse.h"
 #include "trace.h"
 
@@ -127,8 +128,10 @@ int ftmw_fault_fires(int point) {
 }
 
 void ftmw_fault_hit(int point) {
-  if (ftmw_fault_fires(point))
+  if (ftmw_fault_fires(point)) {
+    ftmw_coverage_dump();
     raise(SIGKILL);
+  }
 }
 
 /* ftmw_fault_starve: STARVE_HOGS threads spin for ms on the CPU the

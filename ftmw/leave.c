@@ -1,5 +1,6 @@
 /* The one way the library ends a process (leave.h). */
 #include "leave.h"
+#include "coverage.h"
 
 #include "identity.h"
 #include "trace.h"
@@ -132,5 +133,6 @@ void ftmw_leave(int reason, int code, const char *fmt, ...) {
   ftmw_trace("exit", "\"reason\":\"%s\",\"status\":%d", r->name, status);
   if (r->handlers)
     exit(status);
+  ftmw_coverage_dump();
   _exit(status);
 }
