@@ -259,7 +259,7 @@ int ftmw_link_acked(ftmw_conn *c, uint64_t seq) {
   while (!ftmw_q_empty(&c->unacked) && out_of(ftmw_q_head(&c->unacked))->seq <= seq) {
     ftmw_out *o = out_of(ftmw_q_head(&c->unacked));
     ftmw_q_remove(&o->node);
-    o->acked = 1; /* o may be freed from now on */
+    o->acked = 1; /* settled, if written: o may be freed then */
   }
   ftmw_loop_wake_owner();
   return 0;

@@ -40,10 +40,10 @@ typedef struct ftmw_out {
   unsigned nbufs;
   uv_write_t req;
   /* The outcome, set by the link on the loop's owner and read by any
-   * thread: atomics, each set once. The link sets failed before done, and
-   * touches the frame no more after the flag that settles it (done, or
-   * with want_ack, the later of done and acked or failed): the caller may
-   * free it from then on. */
+   * thread: atomics, each set once. A failed write sets failed before
+   * done, and the link touches the frame no more once it is settled (done,
+   * and with want_ack acked or failed too): the caller may free it from
+   * then on. */
   _Atomic int done;   /* written (or given up) */
   _Atomic int acked;  /* the peer acknowledged */
   _Atomic int failed; /* the connection failed first */

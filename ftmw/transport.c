@@ -510,10 +510,12 @@ static void run_ops(ftmw_qnode *work) {
     case FTMW_OP_CONNECT: do_connect(op); break;
     case FTMW_OP_ACTIVATE: do_activate(op); break;
     case FTMW_OP_FENCE: do_fence(op); break;
-    case FTMW_OP_ABORT:
+    case FTMW_OP_ABORT: {
+      int code = op->code; /* op is the caller's once finished */
       op_finish(op, 0);
-      ftmw_abort_start(op->code, NULL);
+      ftmw_abort_start(code, NULL);
       break;
+    }
     case FTMW_OP_STOP:
       op_finish(op, 0);
       stop_all();
