@@ -6,10 +6,10 @@
  *
  * Locking: one mutex, st.lock, guards everything both threads touch (peer
  * states, inboxes, the submission queue), but the atomics that
- * docs/architecture.md lists (an op's outcome among them). The libuv loop and
- * the connections belong to whichever thread runs the loop (loop.c: one
- * at a time); a call waits by running it, so nothing needs waking. Nothing
- * calls user code. */
+ * docs/architecture.md lists (an op's outcome among them). The libuv
+ * loop and the connections belong to whichever thread runs the loop
+ * (loop.c: one at a time); a call waits by running it, so nothing needs
+ * waking. Nothing calls user code. */
 #ifndef FTMW_IMPL_H
 #define FTMW_IMPL_H
 

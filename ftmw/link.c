@@ -168,8 +168,7 @@ void ftmw_link_send(ftmw_conn *c, int type, int tag, uint64_t seq,
   write_small(c, buf, FTMW_HDR_SIZE + len);
 }
 
-/* o is written or given up: the caller may free it from now on. */
-static void out_finish(ftmw_out *o, int failed) {
+void ftmw_link_finish(ftmw_out *o, int failed) {
   if (failed)
     o->failed = 1;
   o->done = 1;
@@ -184,7 +183,7 @@ static void out_write_cb(uv_write_t *req, int status) {
   ftmw_loop_write_done();
   if (status < 0)
     ftmw_q_remove(&o->node);
-  out_finish(o, status < 0);
+  ftmw_link_finish(o, status < 0);
 }
 
 void ftmw_link_write(ftmw_conn *c, ftmw_out *const *outs, unsigned n) {
@@ -195,14 +194,14 @@ void ftmw_link_write(ftmw_conn *c, ftmw_out *const *outs, unsigned n) {
   }
   if (c->closing) {
     for (unsigned k = 0; k < n; k++)
-      out_finish(outs[k], 1);
+      ftmw_link_finish(outs[k], 1);
     return;
   }
   /* v holds every frame's pieces, the ACK due to the peer ahead of them
    * (it was received first): outs[k]'s are v[first[k]..first[k+1]). */
   uv_buf_t v[1 + FTMW_LINK_BATCH_MAX * FTMW_OUT_BUFS];
   unsigned first[FTMW_LINK_BATCH_MAX + 1], nv = 0;
-  /* After out_finish the caller may return and free outs[k]: what is
+  /* After ftmw_link_finish the caller may return and free outs[k]: what is
    * needed of it afterwards is read first. */
   int want_ack[FTMW_LINK_BATCH_MAX];
   for (unsigned k = 0; k < n; k++) {
@@ -230,7 +229,7 @@ void ftmw_link_write(ftmw_conn *c, ftmw_out *const *outs, unsigned n) {
     while (i < end && skip >= v[i].len)
       skip -= v[i++].len;
     if (i == end) {
-      out_finish(o, 0);
+      ftmw_link_finish(o, 0);
       continue;
     }
     v[i].base += skip;
@@ -240,7 +239,7 @@ void ftmw_link_write(ftmw_conn *c, ftmw_out *const *outs, unsigned n) {
     if (ftmw_loop_write(&o->req, (uv_stream_t *)&c->tcp, v + i, end - i,
                         out_write_cb) != 0) {
       ftmw_q_remove(&o->node);
-      out_finish(o, 1);
+      ftmw_link_finish(o, 1);
     }
   }
   for (unsigned k = 0; k < n; k++)

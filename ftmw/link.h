@@ -171,6 +171,12 @@ void ftmw_link_heard(ftmw_conn *c);
 /* writes the ACK c owes its peer, if any. */
 void ftmw_link_send_ack(ftmw_conn *c);
 
+/* o is written, or given up (failed): sets its outcome, failed before
+ * done, and wakes a waiting call (the loop's owner, no lock). Without
+ * want_ack, o is settled: the caller may free it from then on. Also for
+ * a frame its owner settles itself (transport.c's ops). */
+void ftmw_link_finish(ftmw_out *o, int failed);
+
 /* Sets l up on loop and starts its heartbeat tick. */
 void ftmw_link_init(ftmw_link *l, uv_loop_t *loop, const ftmw_link_cfg *cfg,
                     const ftmw_link_ops *ops, void *ctx);

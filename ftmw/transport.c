@@ -375,12 +375,8 @@ static const ftmw_link_ops link_ops = {
 
 /* --- work from the application ------------------------------------------ */
 
-/* As the link's: no lock (ftmw_out's outcome is atomic, link.h). */
 static void op_finish(ftmw_op *op, int failed) {
-  if (failed)
-    op->out.failed = 1;
-  op->out.done = 1;
-  ftmw_loop_wake_owner();
+  ftmw_link_finish(&op->out, failed);
 }
 
 /* Writes op's frame and the frames right after it in work that go to

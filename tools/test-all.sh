@@ -30,7 +30,8 @@ build_suite() {
 }
 # test_suite NAME LABEL CTEST-ARGS...: ctest in build-test/NAME, its output
 # also in build-test/LABEL.ctest, counted. -j6: two tests at a time (each
-# counts 3 processors: tests/CMakeLists.txt), beside the cluster tests.
+# counts 3 processors: tests/CMakeLists.txt), beside the cluster tests
+# while they run.
 test_suite() {
   local name=$1 label=$2; shift 2
   echo "=== $label"
