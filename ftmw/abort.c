@@ -9,20 +9,18 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#define st ftmw_st
-#define job ftmw_job
-
 static int abort_code; /* the loop's owner: the status, once st.aborting */
 static uint64_t abort_until;
 
 /* Calls fn on every peer slot of this process: masters, workers, spares. */
-static void each_peer(void (*fn)(ftmw_peer *p, int *arg), int *arg) {
-  for (int k = 0; k <= job.M && st.masters; k++)
-    fn(&st.masters[k], arg);
-  for (int r = 1; r <= job.W && st.workers; r++)
-    fn(&st.workers[r], arg);
-  for (int s = 0; s < job.S && st.spares; s++)
-    fn(&st.spares[s], arg);
+static void each_peer(ftmw_ctx *cx, void (*fn)(ftmw_peer *p, int *arg),
+                      int *arg) {
+  for (int k = 0; k <= cx->job.M && cx->st.masters; k++)
+    fn(&cx->st.masters[k], arg);
+  for (int r = 1; r <= cx->job.W && cx->st.workers; r++)
+    fn(&cx->st.workers[r], arg);
+  for (int s = 0; s < cx->job.S && cx->st.spares; s++)
+    fn(&cx->st.spares[s], arg);
 }
 
 static void tell(ftmw_peer *p, int *code) {
@@ -35,27 +33,27 @@ static void count_waited(ftmw_peer *p, int *n) {
     ++*n;
 }
 
-void ftmw_abort_start(int code, const ftmw_peer *from) {
-  if (__atomic_load_n(&st.aborting, __ATOMIC_RELAXED))
+void ftmw_abort_start(ftmw_ctx *cx, int code, const ftmw_peer *from) {
+  if (__atomic_load_n(&cx->st.aborting, __ATOMIC_RELAXED))
     return;
   abort_code = code;
-  __atomic_store_n(&st.aborting, 1, __ATOMIC_RELAXED);
+  __atomic_store_n(&cx->st.aborting, 1, __ATOMIC_RELAXED);
   if (from)
     ftmw_log("%s %d ended the job (ft_abort(%d)); %s %d exits",
              ftmw_role_name(from->kind), from->id, code,
-             ftmw_role_name(job.role), job.id);
+             ftmw_role_name(cx->job.role), cx->job.id);
   ftmw_trace("abort", "\"code\":%d,\"from\":%d", code,
              from ? (int)from->pid_wire : -1);
-  each_peer(tell, &code);
+  each_peer(cx, tell, &code);
   abort_until = ftmw_now_ms() + FTMW_ABORT_WAIT_MS;
-  ftmw_abort_poll();
+  ftmw_abort_poll(cx);
 }
 
-void ftmw_abort_poll(void) {
-  if (!__atomic_load_n(&st.aborting, __ATOMIC_RELAXED))
+void ftmw_abort_poll(ftmw_ctx *cx) {
+  if (!__atomic_load_n(&cx->st.aborting, __ATOMIC_RELAXED))
     return;
   int waited = 0;
-  each_peer(count_waited, &waited);
+  each_peer(cx, count_waited, &waited);
   if (waited > 0 && ftmw_now_ms() < abort_until)
     return;
   if (waited > 0)

@@ -11,6 +11,7 @@
 #ifndef FTMW_ABORT_H
 #define FTMW_ABORT_H
 
+#include "ctx.h"
 #include "peer.h"
 
 #define FTMW_ABORT_WAIT_MS 2000
@@ -18,11 +19,11 @@
 /* The loop's owner: starts ending the job with status code (0..255),
  * told by peer from (NULL: this process's ft_abort). Once only: later
  * calls change nothing. */
-void ftmw_abort_start(int code, const ftmw_peer *from);
+void ftmw_abort_start(ftmw_ctx *cx, int code, const ftmw_peer *from);
 
 /* The loop's owner, at each tick and each connection closed: exits the
  * process if the job is being ended and nobody is left to wait for. */
-void ftmw_abort_poll(void);
+void ftmw_abort_poll(ftmw_ctx *cx);
 
 /* Once the job is being ended, st.aborting is 1 (any thread may read
  * it, atomically). */

@@ -15,13 +15,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#define st ftmw_st
-#define job ftmw_job
-
 /* --- init and finalize ---------------------------------------------------- */
 
 int ft_init(int *argc, char ***argv, int *rank, int *workers) {
-  if (st.initialized) {
+  ftmw_ctx *cx = &ftmw_default_ctx;
+  if (cx->st.initialized) {
     ftmw_fail(FT_ERR_ALREADY_INITIALIZED);
     return -1;
   }
@@ -32,32 +30,32 @@ int ft_init(int *argc, char ***argv, int *rank, int *workers) {
   /* A failure leaves no rank to run as: -1, and later calls stop. */
   *rank = -1;
   *workers = 0;
-  uv_mutex_init(&st.lock);
-  ftmw_q_init(&st.submit);
-  ftmw_q_init(&st.arrivals);
-  int rc = ftmw_launch_init(argc, argv);
+  uv_mutex_init(&cx->st.lock);
+  ftmw_q_init(&cx->st.submit);
+  ftmw_q_init(&cx->st.arrivals);
+  int rc = ftmw_launch_init(cx, argc, argv);
   if (rc < 0) {
     ftmw_fail(FT_ERR_ENV);
     ftmw_init_failed();
     return -1;
   }
-  if (ftmw_app_init(job.W) != 0) {
-    ftmw_log("out of memory for %d workers' state", job.W);
+  if (ftmw_app_init(cx->job.W) != 0) {
+    ftmw_log("out of memory for %d workers' state", cx->job.W);
     ftmw_fail(FT_ERR_NOMEM);
     ftmw_init_failed();
     return -1;
   }
-  st.initialized = 1;
-  *rank = ftmw_is_master() ? 0 : job.id;
-  *workers = job.W;
+  cx->st.initialized = 1;
+  *rank = ftmw_is_master(cx) ? 0 : cx->job.id;
+  *workers = cx->job.W;
   ftmw_ok();
   return rc;
 }
 
 /* Sends a frame without ACK to every live peer in v[from..to] and waits
  * until each is written (st.lock held). */
-static void broadcast_locked(ftmw_peer *v, int from, int to, int type,
-                             unsigned flags) {
+static void broadcast_locked(ftmw_ctx *cx, ftmw_peer *v, int from, int to,
+                             int type, unsigned flags) {
   int n = to - from + 1;
   if (n <= 0)
     return;
@@ -68,8 +66,8 @@ static void broadcast_locked(ftmw_peer *v, int from, int to, int type,
     ftmw_peer *p = &v[from + i];
     if (!ftmw_peer_is_up(p))
       continue;
-    ftmw_op_frame(&ops[i], p, type, 0, flags, NULL, 0);
-    ftmw_transport_submit(&ops[i], 1);
+    ftmw_op_frame(cx, &ops[i], p, type, 0, flags, NULL, 0);
+    ftmw_transport_submit(cx, &ops[i], 1);
   }
   for (int i = 0; i < n; i++)
     if (ops[i].kind)
@@ -86,32 +84,34 @@ static int finished_locked(const ftmw_peer *v, int from, int to) {
   return 1;
 }
 
-static void free_all(void) {
-  uv_mutex_lock(&st.lock);
-  for (int r = 0; r <= job.W; r++)
-    ftmw_match_drop(&st.workers[r]);
-  ftmw_rep_free(job.W);
-  for (int k = 0; k <= job.M; k++)
-    ftmw_match_drop(&st.masters[k]);
-  uv_mutex_unlock(&st.lock);
-  ftmw_isend_free_all();
+static void free_all(ftmw_ctx *cx) {
+  uv_mutex_lock(&cx->st.lock);
+  for (int r = 0; r <= cx->job.W; r++)
+    ftmw_match_drop(&cx->st.workers[r]);
+  ftmw_rep_free(cx->job.W);
+  for (int k = 0; k <= cx->job.M; k++)
+    ftmw_match_drop(&cx->st.masters[k]);
+  uv_mutex_unlock(&cx->st.lock);
+  ftmw_isend_free_all(cx);
   ftmw_app_free();
-  free(st.workers);
-  free(st.masters);
-  free(st.spares);
+  free(cx->st.workers);
+  free(cx->st.masters);
+  free(cx->st.spares);
   ftmw_msg_release_cache();
-  ftmw_hosts_free(&job.hosts);
-  st.workers = st.masters = st.spares = NULL;
+  ftmw_hosts_free(&cx->job.hosts);
+  cx->st.workers = cx->st.masters = cx->st.spares = NULL;
 }
 
 int ft_finalize(void) {
-  if (!st.initialized)
+  ftmw_ctx *cx = &ftmw_default_ctx;
+  if (!cx->st.initialized)
     return ftmw_fail(FT_ERR_NOT_INITIALIZED);
-  ftmw_check_all_heeded();
-  if (job.M > 0 && ftmw_is_master()) { /* what ft_is_primary guarded is done */
-    uv_mutex_lock(&st.lock);
-    ftmw_rep_serve();
-    uv_mutex_unlock(&st.lock);
+  ftmw_check_all_heeded(cx);
+  /* What ft_is_primary guarded is done. */
+  if (cx->job.M > 0 && ftmw_is_master(cx)) {
+    uv_mutex_lock(&cx->st.lock);
+    ftmw_rep_serve(cx);
+    uv_mutex_unlock(&cx->st.lock);
   }
   /* What the program printed is out before the shutdown, which may wait
    * for seconds and end in a fence's _exit (a pipe's stdout is buffered
@@ -121,59 +121,60 @@ int ft_finalize(void) {
   ftmw_fault_hit(FTMW_FAULT_FINALIZE);
   ftmw_trace("finalize", NULL);
   int clean = 0;
-  uv_mutex_lock(&st.lock);
-  st.finalizing = 1;
-  if (ftmw_is_master()) {
+  uv_mutex_lock(&cx->st.lock);
+  cx->st.finalizing = 1;
+  if (ftmw_is_master(cx)) {
     /* A worker restored without waiting for it joins, or fails (its
      * deadline), before the end: it then ends as the others do, instead
      * of being left to mpirun in the middle of its start. */
-    for (int r = 1; r <= job.W; r++)
-      while (ftmw_peer_restoring(&st.workers[r]))
-        ftmw_wait_locked(-1);
+    for (int r = 1; r <= cx->job.W; r++)
+      while (ftmw_peer_restoring(&cx->st.workers[r]))
+        ftmw_wait_locked(cx, -1);
     /* FIN: no more data from us. A replica also tells every master, so
      * that whichever is primary at the end knows, and waits for the
      * primary's BYE, unless it becomes primary meanwhile. */
-    broadcast_locked(st.workers, 1, job.W, FTMW_FRAME_FIN,
+    broadcast_locked(cx, cx->st.workers, 1, cx->job.W, FTMW_FRAME_FIN,
                      ftmw_term_requested() ? FTMW_FLAG_STOPPING : 0);
-    broadcast_locked(st.spares, 0, job.S - 1, FTMW_FRAME_FIN, 0);
-    if (job.id != st.primary)
-      broadcast_locked(st.masters, 0, job.M, FTMW_FRAME_FIN, 0);
-    while (job.id != st.primary && !st.masters[st.primary].bye)
-      ftmw_wait_locked(-1);
-    ftmw_rep_serve(); /* it may have become primary meanwhile */
-    if (job.id != st.primary) {
-      clean = st.masters[st.primary].bye_clean;
+    broadcast_locked(cx, cx->st.spares, 0, cx->job.S - 1, FTMW_FRAME_FIN, 0);
+    if (cx->job.id != cx->st.primary)
+      broadcast_locked(cx, cx->st.masters, 0, cx->job.M, FTMW_FRAME_FIN, 0);
+    while (cx->job.id != cx->st.primary && !cx->st.masters[cx->st.primary].bye)
+      ftmw_wait_locked(cx, -1);
+    ftmw_rep_serve(cx); /* it may have become primary meanwhile */
+    if (cx->job.id != cx->st.primary) {
+      clean = cx->st.masters[cx->st.primary].bye_clean;
     } else {
       /* The primary waits for each live worker's and replica's FIN (one
        * that dies meanwhile is skipped); then BYE tells them whether every
        * process is known to reach MPI_Finalize. */
-      while (!finished_locked(st.workers, 1, job.W) ||
-             !finished_locked(st.masters, 0, job.M))
-        ftmw_wait_locked(-1);
-      clean = !st.failure_seen;
-      st.bye_sent = 1;
+      while (!finished_locked(cx->st.workers, 1, cx->job.W) ||
+             !finished_locked(cx->st.masters, 0, cx->job.M))
+        ftmw_wait_locked(cx, -1);
+      clean = !cx->st.failure_seen;
+      cx->st.bye_sent = 1;
       unsigned flags = clean ? FTMW_FLAG_CLEAN : 0;
-      broadcast_locked(st.workers, 1, job.W, FTMW_FRAME_BYE, flags);
-      broadcast_locked(st.spares, 0, job.S - 1, FTMW_FRAME_BYE, flags);
-      broadcast_locked(st.masters, 0, job.M, FTMW_FRAME_BYE, flags);
+      broadcast_locked(cx, cx->st.workers, 1, cx->job.W, FTMW_FRAME_BYE, flags);
+      broadcast_locked(cx, cx->st.spares, 0, cx->job.S - 1, FTMW_FRAME_BYE,
+                       flags);
+      broadcast_locked(cx, cx->st.masters, 0, cx->job.M, FTMW_FRAME_BYE, flags);
     }
   } else {
     /* A worker or spare: FIN to every master, then the BYE of whichever
      * is primary (or every master is gone). */
-    broadcast_locked(st.masters, 0, job.M, FTMW_FRAME_FIN, 0);
-    ftmw_peer *m = &st.masters[st.primary];
+    broadcast_locked(cx, cx->st.masters, 0, cx->job.M, FTMW_FRAME_FIN, 0);
+    ftmw_peer *m = &cx->st.masters[cx->st.primary];
     while (ftmw_peer_is_up(m) && !m->bye) {
-      ftmw_wait_locked(-1);
-      m = &st.masters[st.primary];
+      ftmw_wait_locked(cx, -1);
+      m = &cx->st.masters[cx->st.primary];
     }
     clean = m->bye && m->bye_clean;
   }
-  uv_mutex_unlock(&st.lock);
+  uv_mutex_unlock(&cx->st.lock);
   ftmw_launch_restores_stop();
-  ftmw_transport_stop();
-  free_all();
-  st.initialized = 0;
-  ftmw_launch_finalize(clean); /* traces how MPI ended */
+  ftmw_transport_stop(cx);
+  free_all(cx);
+  cx->st.initialized = 0;
+  ftmw_launch_finalize(cx, clean); /* traces how MPI ended */
   ftmw_term_end();
   ftmw_trace_close();
   ftmw_ok();
@@ -183,59 +184,62 @@ int ft_finalize(void) {
 /* --- failure queries and restore ---------------------------------------- */
 
 int ft_test(int rank) {
-  if (!st.initialized)
+  ftmw_ctx *cx = &ftmw_default_ctx;
+  if (!cx->st.initialized)
     return ftmw_fail(FT_ERR_NOT_INITIALIZED);
-  ftmw_peer *p = ftmw_peer_of(rank);
+  ftmw_peer *p = ftmw_peer_of(cx, rank);
   if (p == NULL)
     return 0;
-  uv_mutex_lock(&st.lock);
-  ftmw_hold_if_aborting_locked();
-  if (!ftmw_is_master())
-    p = ftmw_peer_of(0); /* the primary, now that the lock is held */
+  uv_mutex_lock(&cx->st.lock);
+  ftmw_hold_if_aborting_locked(cx);
+  if (!ftmw_is_master(cx))
+    p = ftmw_peer_of(cx, 0); /* the primary, now that the lock is held */
   int failed, r;
   uint64_t v;
-  if (ftmw_is_master() && ftmw_rep_follow(FTMW_DECIDE_TEST, rank, &r, &v)) {
+  if (ftmw_is_master(cx) &&
+      ftmw_rep_follow(cx, FTMW_DECIDE_TEST, rank, &r, &v)) {
     failed = v != 0;
     if (failed)
-      ftmw_await_gone_locked(p);
+      ftmw_await_gone_locked(cx, p);
   } else {
     failed = ftmw_peer_is_failed(p);
-    if (ftmw_is_master())
-      ftmw_rep_decide(FTMW_DECIDE_TEST, rank, (uint64_t)failed);
+    if (ftmw_is_master(cx))
+      ftmw_rep_decide(cx, FTMW_DECIDE_TEST, rank, (uint64_t)failed);
   }
   if (failed) {
     p->unreported = 0;
-    ftmw_heeded(p);
+    ftmw_heeded(cx, p);
   }
-  uv_mutex_unlock(&st.lock);
+  uv_mutex_unlock(&cx->st.lock);
   ftmw_ok();
   return failed;
 }
 
 int ft_testany(void) {
-  if (!st.initialized)
+  ftmw_ctx *cx = &ftmw_default_ctx;
+  if (!cx->st.initialized)
     return ftmw_fail(FT_ERR_NOT_INITIALIZED);
-  if (!ftmw_is_master())
+  if (!ftmw_is_master(cx))
     return ftmw_fail(FT_ERR_ROLE);
   ftmw_ok();
   int found = 0;
   uint64_t v;
-  uv_mutex_lock(&st.lock);
-  ftmw_hold_if_aborting_locked();
-  if (ftmw_rep_follow(FTMW_DECIDE_TESTANY, -1, &found, &v)) {
+  uv_mutex_lock(&cx->st.lock);
+  ftmw_hold_if_aborting_locked(cx);
+  if (ftmw_rep_follow(cx, FTMW_DECIDE_TESTANY, -1, &found, &v)) {
     if (found)
-      ftmw_await_gone_locked(&st.workers[found]);
+      ftmw_await_gone_locked(cx, &cx->st.workers[found]);
   } else {
-    for (int r = 1; r <= job.W && !found; r++)
-      if (ftmw_peer_is_failed(&st.workers[r]))
+    for (int r = 1; r <= cx->job.W && !found; r++)
+      if (ftmw_peer_is_failed(&cx->st.workers[r]))
         found = r;
-    ftmw_rep_decide(FTMW_DECIDE_TESTANY, found, 0);
+    ftmw_rep_decide(cx, FTMW_DECIDE_TESTANY, found, 0);
   }
   if (found) {
-    st.workers[found].unreported = 0;
-    ftmw_heeded(&st.workers[found]);
+    cx->st.workers[found].unreported = 0;
+    ftmw_heeded(cx, &cx->st.workers[found]);
   }
-  uv_mutex_unlock(&st.lock);
+  uv_mutex_unlock(&cx->st.lock);
   return found;
 }
 
@@ -247,29 +251,30 @@ static void forget_posted(ftmw_peer *p) {
 }
 
 int ft_restore(int rank) {
-  ftmw_peer *p = ftmw_master_peer(rank);
+  ftmw_ctx *cx = &ftmw_default_ctx;
+  ftmw_peer *p = ftmw_master_peer(cx, rank);
   if (p == NULL)
     return 0;
-  ftmw_heeded(p); /* whatever the outcome: the program saw the failure */
-  uv_mutex_lock(&st.lock);
-  ftmw_hold_if_aborting_locked();
+  ftmw_heeded(cx, p); /* whatever the outcome: the program saw the failure */
+  uv_mutex_lock(&cx->st.lock);
+  ftmw_hold_if_aborting_locked(cx);
   int r;
   uint64_t v;
-  if (ftmw_rep_follow(FTMW_DECIDE_RESTORE, rank, &r, &v)) {
+  if (ftmw_rep_follow(cx, FTMW_DECIDE_RESTORE, rank, &r, &v)) {
     /* A replica: the primary restored (or did not), and says how. */
     uint32_t e;
-    int rc = ftmw_rep_follow_restore(p, v, &e);
+    int rc = ftmw_rep_follow_restore(cx, p, v, &e);
     if (rc != FT_ERR_NOT_FAILED)
       forget_posted(p);
     if (rc == FT_SUCCESS)
       ftmw_app_of(p)->app_epoch = e;
-    uv_mutex_unlock(&st.lock);
+    uv_mutex_unlock(&cx->st.lock);
     if (rc != FT_SUCCESS)
       return ftmw_fail(rc);
     ftmw_ok();
     return 1;
   }
-  ftmw_rep_begin(p); /* every replica is done with the old incarnation */
+  ftmw_rep_begin(cx, p); /* every replica is done with the old incarnation */
   /* Restored by an old primary that died before it could tell: the
    * replicas adopted the new incarnation, and so did this master. */
   int adopted =
@@ -278,25 +283,25 @@ int ft_restore(int rank) {
   int dropped = failed ? ftmw_match_drop(p) : 0;
   p->unreported = 0;
   if (!failed && !adopted)
-    ftmw_rep_decide(FTMW_DECIDE_RESTORE, rank,
+    ftmw_rep_decide(cx, FTMW_DECIDE_RESTORE, rank,
                     ftmw_rep_restore_value(FT_ERR_NOT_FAILED, p));
-  uv_mutex_unlock(&st.lock);
+  uv_mutex_unlock(&cx->st.lock);
   if (!failed && !adopted)
     return ftmw_fail(FT_ERR_NOT_FAILED);
   forget_posted(p);
   uint64_t t0 = uv_hrtime();
   ftmw_trace("restore_started", "\"peer\":%d,\"dropped\":%d", rank, dropped);
-  int rc = adopted ? FT_SUCCESS : ftmw_launch_restore(p);
+  int rc = adopted ? FT_SUCCESS : ftmw_launch_restore(cx, p);
   double ms = (uv_hrtime() - t0) / 1e6;
-  uv_mutex_lock(&st.lock);
+  uv_mutex_lock(&cx->st.lock);
   if (rc == FT_SUCCESS)
     ftmw_app_of(p)->app_epoch = p->epoch;
   else /* told now: a new incarnation that never joined is not reported
           again (ftmw-sim seed 1072: a spare cut off by a partition) */
     p->unreported = 0;
   int pending = rc == FT_SUCCESS && ftmw_peer_restoring(p);
-  ftmw_rep_decide(FTMW_DECIDE_RESTORE, rank, ftmw_rep_restore_value(rc, p));
-  uv_mutex_unlock(&st.lock);
+  ftmw_rep_decide(cx, FTMW_DECIDE_RESTORE, rank, ftmw_rep_restore_value(rc, p));
+  uv_mutex_unlock(&cx->st.lock);
   if (rc != FT_SUCCESS) {
     ftmw_trace("restore_failed", "\"peer\":%d,\"ms\":%.3f", rank, ms);
     ftmw_log("worker %d could not be restored: %s", rank, ft_strerror(rc));
@@ -317,25 +322,27 @@ int ft_restore(int rank) {
 }
 
 int ft_is_primary(void) {
-  if (!st.initialized || !ftmw_is_master())
+  ftmw_ctx *cx = &ftmw_default_ctx;
+  if (!cx->st.initialized || !ftmw_is_master(cx))
     return 0;
-  if (job.M == 0)
+  if (cx->job.M == 0)
     return 1;
-  uv_mutex_lock(&st.lock);
-  int primary = ftmw_rep_primary_call();
-  uv_mutex_unlock(&st.lock);
+  uv_mutex_lock(&cx->st.lock);
+  int primary = ftmw_rep_primary_call(cx);
+  uv_mutex_unlock(&cx->st.lock);
   return primary;
 }
 
 void ft_abort(int code) {
+  ftmw_ctx *cx = &ftmw_default_ctx;
   code &= 0xff;
   fflush(stdout);
   fflush(stderr);
-  if (!st.initialized)
+  if (!cx->st.initialized)
     ftmw_leave(FTMW_LEAVE_ABORT_NO_JOB, code,
                "ft_abort(%d) with no job (before ft_init or after "
                "ft_finalize): this process only", code);
   ftmw_log("%s %d called ft_abort(%d): ending the job",
-           ftmw_role_name(job.role), job.id, code);
-  ftmw_end_job(code);
+           ftmw_role_name(cx->job.role), cx->job.id, code);
+  ftmw_end_job(cx, code);
 }

@@ -47,17 +47,17 @@ void ftmw_app_free(void);
 ftmw_app_peer *ftmw_app_of(const ftmw_peer *p);
 
 /* This process is a master. */
-int ftmw_is_master(void);
+int ftmw_is_master(ftmw_ctx *cx);
 
 /* The peer a call names: a worker rank from a master, rank 0 (the primary
  * master) from a worker. NULL, with the error set, for a bad rank. */
-ftmw_peer *ftmw_peer_of(int rank);
+ftmw_peer *ftmw_peer_of(ftmw_ctx *cx, int rank);
 
 /* What a receive (or probe) from source names: *p NULL for FT_ANY_SOURCE
  * in a master (any worker), else the one peer (a worker's FT_ANY_SOURCE
  * is its master). Returns FT_SUCCESS, or FT_ERR_RANK (set) for a bad
  * rank. */
-int ftmw_source_peer(int source, ftmw_peer **p);
+int ftmw_source_peer(ftmw_ctx *cx, int source, ftmw_peer **p);
 
 /* FT_ERRORS=checked (the default): a master whose program was told of
  * worker p's failure by a receive (a result it waited for will not come)
@@ -74,59 +74,61 @@ int ftmw_source_peer(int source, ftmw_peer **p);
  * FT_ERRORS=return. */
 enum { FTMW_TOLD_RECV = 1, FTMW_TOLD_ANY = 2 };
 #define FTMW_EXIT_IGNORED 5
-void ftmw_check_heeded(const ftmw_peer *p, const char *call);
-void ftmw_check_all_heeded(void);
+void ftmw_check_heeded(ftmw_ctx *cx, const ftmw_peer *p, const char *call);
+void ftmw_check_all_heeded(ftmw_ctx *cx);
 
 /* A receive (any: from FT_ANY_SOURCE) told the program of p's failure. */
 void ftmw_told_by_recv(const ftmw_peer *p, int any);
 
 /* Ends the whole job with status code (ft_abort's end, abort.h): every
  * process it reaches exits with it. Does not return. */
-void ftmw_end_job(int code) __attribute__((noreturn));
+void ftmw_end_job(ftmw_ctx *cx, int code) __attribute__((noreturn));
 
 /* The program heeded p's failure (see above). */
-void ftmw_heeded(const ftmw_peer *p);
+void ftmw_heeded(ftmw_ctx *cx, const ftmw_peer *p);
 
 /* The worker a master-only call names, or NULL with the error set (not
  * initialized, not a master, bad rank). */
-ftmw_peer *ftmw_master_peer(int rank);
+ftmw_peer *ftmw_master_peer(ftmw_ctx *cx, int rank);
 
 /* Checks a buffer description; its size in bytes goes to *bytes. Returns
  * FT_SUCCESS or the FT_ERR_* code. */
-int ftmw_check_buffer(const void *buf, int count, FT_Datatype type,
-                      size_t *bytes);
+int ftmw_check_buffer(ftmw_ctx *cx, const void *buf, int count,
+                      FT_Datatype type, size_t *bytes);
 
 /* What a send (ft_send, ft_isend, ms_send; call: its name) names: checks
  * its arguments and returns the peer (bytes: the data's size), or NULL
  * with the error set. Stops the job if the send ignores a failure
  * (ftmw_check_heeded). */
-ftmw_peer *ftmw_send_target(const char *call, const void *buf, int count,
-                            FT_Datatype type, int dest, int tag, size_t *bytes);
+ftmw_peer *ftmw_send_target(ftmw_ctx *cx, const char *call, const void *buf,
+                            int count, FT_Datatype type, int dest, int tag,
+                            size_t *bytes);
 
 /* Reports p's failure from the API call named call: clears p's pending
  * report and traces the call's name (failure_reported). Returns the
  * error. */
-int ftmw_report_failure_locked(ftmw_peer *p, const char *call);
+int ftmw_report_failure_locked(ftmw_ctx *cx, ftmw_peer *p, const char *call);
 
 /* Never returns once the job is being ended (ft_abort): what every call
  * that reports or acts on a failure does first (st.lock held). */
-void ftmw_hold_if_aborting_locked(void);
+void ftmw_hold_if_aborting_locked(ftmw_ctx *cx);
 
 /* The error the call named call reports when p, which it names, cannot
  * take part any more, or FT_SUCCESS. */
-int ftmw_peer_gone_locked(ftmw_peer *p, const char *call);
+int ftmw_peer_gone_locked(ftmw_ctx *cx, ftmw_peer *p, const char *call);
 
 /* A replica told by the primary that worker p failed waits until it sees
  * it too, or sees p replaced by the primary's next ft_restore. */
-void ftmw_await_gone_locked(ftmw_peer *p);
+void ftmw_await_gone_locked(ftmw_ctx *cx, ftmw_peer *p);
 
 /* A replica's call reports the failure (or end) of p that the primary's
  * same call reported. */
-int ftmw_decided_gone_locked(ftmw_peer *p, const char *call);
+int ftmw_decided_gone_locked(ftmw_ctx *cx, ftmw_peer *p, const char *call);
 
 /* With FT_TRACE_DATA=N, every Nth data message sent or received is
  * traced. */
-void ftmw_trace_data(const char *event, int peer, int tag, size_t bytes);
+void ftmw_trace_data(ftmw_ctx *cx, const char *event, int peer, int tag,
+                     size_t bytes);
 
 /* FT_SUCCESS if an application may give tag: 0..FT_TAG_UB, or FT_ANY_TAG
  * where any_ok; else FT_ERR_TAG. (The library's own calls may also use

@@ -9,33 +9,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define job ftmw_job
-
-static int static_rank(int kind, int id) {
+static int static_rank(ftmw_ctx *cx, int kind, int id) {
   switch (kind) {
   case FTMW_ROLE_WORKER:
     return id;
-  case FTMW_ROLE_MASTER:
-    return id == 0 ? 0 : job.W + id;
-  default:
-    return 1 + job.W + job.M + id;
+  case FTMW_ROLE_MASTER: return id == 0 ? 0 : cx->job.W + id;
+  default: return 1 + cx->job.W + cx->job.M + id;
   }
 }
 
-int ftmw_death_name_static(int kind, int id, uint32_t epoch, char *name,
-                           size_t len) {
+int ftmw_death_name_static(ftmw_ctx *cx, int kind, int id, uint32_t epoch,
+                           char *name, size_t len) {
   if (epoch != 0)
     return 0;
-  int n = snprintf(name, len, "rank.%d", static_rank(kind, id));
+  int n = snprintf(name, len, "rank.%d", static_rank(cx, kind, id));
   return n > 0 && (size_t)n < len;
 }
 
-void ftmw_death_name_spawn(int kind, int id, uint32_t epoch, char *name,
-                           size_t len) {
+void ftmw_death_name_spawn(ftmw_ctx *cx, int kind, int id, uint32_t epoch,
+                           char *name, size_t len) {
   static unsigned spawns; /* atomic: spawns run on more than one thread */
   unsigned k = __atomic_add_fetch(&spawns, 1, __ATOMIC_RELAXED);
   snprintf(name, len, "%s.%d.%u.m%d.%u", ftmw_role_name(kind), id, epoch,
-           job.id, k);
+           cx->job.id, k);
 }
 
 int ftmw_death_notice(const char *name, char *why, size_t len, int *shim) {
@@ -58,9 +54,9 @@ int ftmw_death_notice(const char *name, char *why, size_t len, int *shim) {
   return got;
 }
 
-void ftmw_death_declare_locked(ftmw_peer *p, const char *notice) {
+void ftmw_death_declare_locked(ftmw_ctx *cx, ftmw_peer *p, const char *notice) {
   char why[200];
   snprintf(why, sizeof(why), "died before connecting (%s)", notice);
-  ftmw_peer_failed_locked(p, 1, why);
+  ftmw_peer_failed_locked(cx, p, 1, why);
   ftmw_log("%s %d %s", ftmw_role_name(p->kind), p->id, why);
 }

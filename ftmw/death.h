@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ctx.h"
+
 struct ftmw_peer;
 
 #define FTMW_DEATH_POLL_MS 100 /* how often a wait for a join reads it */
@@ -24,16 +26,16 @@ struct ftmw_peer;
 /* Static mode: the name of the notice of the rank launched as peer (kind,
  * id), in name (len bytes); 0 if it has none (an incarnation above 0 is a
  * spare activated as that peer). */
-int ftmw_death_name_static(int kind, int id, uint32_t epoch, char *name,
-                           size_t len);
+int ftmw_death_name_static(ftmw_ctx *cx, int kind, int id, uint32_t epoch,
+                           char *name, size_t len);
 
 /* Spawn mode: a new name for the notice of one spawn of incarnation epoch
  * of peer (kind, id), unique in the job (this master's index and a count
  * of its spawns: a spawn abandoned and made again, or made again by a
  * master that took over, has the same epoch, and its abandoned process
  * writes its notice later). */
-void ftmw_death_name_spawn(int kind, int id, uint32_t epoch, char *name,
-                           size_t len);
+void ftmw_death_name_spawn(ftmw_ctx *cx, int kind, int id, uint32_t epoch,
+                           char *name, size_t len);
 
 /* 1 with the first line of the notice called name in why (len bytes), and
  * the pid of the ftmw-shim that wrote it in *shim (0 if not said; shim may
@@ -43,6 +45,7 @@ int ftmw_death_notice(const char *name, char *why, size_t len, int *shim);
 
 /* p, still joining, has a notice: it is declared failed, and logged
  * (st.lock held). */
-void ftmw_death_declare_locked(struct ftmw_peer *p, const char *notice);
+void ftmw_death_declare_locked(ftmw_ctx *cx, struct ftmw_peer *p,
+                               const char *notice);
 
 #endif

@@ -4,6 +4,7 @@
 #ifndef FTMW_DOWN_H
 #define FTMW_DOWN_H
 
+#include "ctx.h"
 #include "peer.h"
 
 /* Declares p failed (or finished, when done), fences it and wakes every
@@ -15,7 +16,7 @@
  * process declared failed while alive (stopped, starved, cut off past
  * FT_TIMEOUT_MS) exits as soon as it reads it, instead of acting on a
  * view of the job that nobody shares any more. */
-void ftmw_peer_down(ftmw_peer *p, int done, const char *why);
+void ftmw_peer_down(ftmw_ctx *cx, ftmw_peer *p, int done, const char *why);
 
 /* A worker of a job with replicas tells its primary, if that is not
  * master 0 (which never takes over), that it takes it for primary
@@ -27,6 +28,6 @@ void ftmw_peer_down(ftmw_peer *p, int done, const char *why);
  * it in ft_init (launch.c). A master that took over waits for these
  * before it decides a send nobody has a verdict on (replica.c, marked).
  * The loop's owner, st.lock not held. */
-void ftmw_mark_primary(void);
+void ftmw_mark_primary(ftmw_ctx *cx);
 
 #endif

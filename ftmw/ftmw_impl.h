@@ -19,6 +19,7 @@
 #include <uv.h>
 
 #include "config.h"
+#include "ctx.h"
 #include "fault.h"
 #include "hosts.h"
 #include "job.h"
@@ -62,7 +63,18 @@ struct ftmw_state {
   int listen_port;
 };
 
-extern FTMW_HIDDEN struct ftmw_state ftmw_st;
+/* The context: this process's records, handed down explicitly to every
+ * function that reads or changes them (the ftmw_ctx *cx of their
+ * signatures). A process has one, ftmw_default_ctx; only the entry points
+ * name it: the API calls, the callbacks libuv and the library's threads
+ * run, and the few functions of the farm layer's and the MPI layer's
+ * door (timed.h, identity.h). */
+struct ftmw_ctx {
+  struct ftmw_state st;
+  struct ftmw_job job; /* job.h */
+};
+
+extern FTMW_HIDDEN ftmw_ctx ftmw_default_ctx;
 
 #include "error.h" /* ftmw_fail, ftmw_ok, ... */
 
@@ -70,35 +82,37 @@ extern FTMW_HIDDEN struct ftmw_state ftmw_st;
  * call names the API call for traces ("ft_send", "ms_send", ...).
  * ftmw_send's sync: wait for the acknowledgement (ft_ssend); else a
  * message up to FT_EAGER_LIMIT bytes is eager (send.c). */
-FTMW_HIDDEN int ftmw_send(const char *call, const void *buf, int count,
-                          FT_Datatype type, int dest, int tag, int sync);
+FTMW_HIDDEN int ftmw_send(ftmw_ctx *cx, const char *call, const void *buf,
+                          int count, FT_Datatype type, int dest, int tag,
+                          int sync);
 /* A send that does not wait (ft_isend's, ft_bcast's): flags and req as
  * ftmw_isend's (isend.h); with master replicas it waits as ft_ssend does,
  * and its request is settled when it returns. */
-FTMW_HIDDEN int ftmw_send_nowait(const char *call, const void *buf,
-                                 int count, FT_Datatype type, int dest,
-                                 int tag, unsigned flags, FT_Request *req);
-FTMW_HIDDEN int ftmw_recv(const char *call, void *buf, int count,
+FTMW_HIDDEN int ftmw_send_nowait(ftmw_ctx *cx, const char *call,
+                                 const void *buf, int count, FT_Datatype type,
+                                 int dest, int tag, unsigned flags,
+                                 FT_Request *req);
+FTMW_HIDDEN int ftmw_recv(ftmw_ctx *cx, const char *call, void *buf, int count,
                           FT_Datatype type, int source, int tag,
                           FT_Status *status);
 /* logged: an ms_irecv (or its replay), which must be the only receive
  * posted for source. */
-FTMW_HIDDEN int ftmw_irecv(const char *call, int logged, void *buf, int count,
-                           FT_Datatype type, int source, int tag);
-FTMW_HIDDEN int ftmw_wait(const char *call, int rank);
+FTMW_HIDDEN int ftmw_irecv(ftmw_ctx *cx, const char *call, int logged,
+                           void *buf, int count, FT_Datatype type, int source,
+                           int tag);
+FTMW_HIDDEN int ftmw_wait(ftmw_ctx *cx, const char *call, int rank);
 /* ms.c: ms_send (and ms_bcast's send to each worker, whose tag,
  * FTMW_TAG_BCAST, no application call may use). */
-FTMW_HIDDEN int ftmw_ms_send(const char *call, const void *buf, int count,
-                             FT_Datatype type, int dest, int tag);
+FTMW_HIDDEN int ftmw_ms_send(ftmw_ctx *cx, const char *call, const void *buf,
+                             int count, FT_Datatype type, int dest, int tag);
 /* The same in two steps, around a send made otherwise (ms_bcast's
  * ft_isend): the record (NULL, the error set, on a misuse), then the
  * send's outcome, which adds it to dest's log (or frees it). */
 struct ftmw_mslog_call;
-FTMW_HIDDEN struct ftmw_mslog_call *ftmw_ms_record_send(const void *buf,
-                                                        int count,
-                                                        FT_Datatype type,
-                                                        int dest, int tag);
-FTMW_HIDDEN void ftmw_ms_record_outcome(struct ftmw_mslog_call *c, int dest,
-                                        int error);
+FTMW_HIDDEN struct ftmw_mslog_call *
+ftmw_ms_record_send(ftmw_ctx *cx, const void *buf, int count, FT_Datatype type,
+                    int dest, int tag);
+FTMW_HIDDEN void ftmw_ms_record_outcome(ftmw_ctx *cx, struct ftmw_mslog_call *c,
+                                        int dest, int error);
 
 #endif

@@ -7,9 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define st ftmw_st
-#define job ftmw_job
-
 /* Frees the messages queued at q (by_peer). */
 static void free_all(ftmw_qnode *q) {
   while (!ftmw_q_empty(q)) {
@@ -36,9 +33,9 @@ static ftmw_seqset *rx_of_locked(ftmw_peer *w) {
  * A worker's messages from every master share masters[0]'s inbox: the
  * primary may change between two receives. A worker's COPY of m, held
  * unconfirmed, is confirmed by it. */
-static int push_locked(ftmw_peer *p, ftmw_msg *m) {
+static int push_locked(ftmw_ctx *cx, ftmw_peer *p, ftmw_msg *m) {
   int from_master = p->kind == FTMW_ROLE_MASTER;
-  if (!ftmw_seqset_add(from_master ? &st.rx : rx_of_locked(p), m->seq))
+  if (!ftmw_seqset_add(from_master ? &cx->st.rx : rx_of_locked(p), m->seq))
     return 0;
   m->epoch = p->epoch;
   ftmw_qnode *n, *next;
@@ -51,16 +48,16 @@ static int push_locked(ftmw_peer *p, ftmw_msg *m) {
       ftmw_msg_free(u);
     }
   }
-  ftmw_match_push(&st.arrivals, from_master ? &st.masters[0] : p, m);
+  ftmw_match_push(&cx->st.arrivals, from_master ? &cx->st.masters[0] : p, m);
   ftmw_loop_wake_locked();
   return 1;
 }
 
 /* Queues m from p (the loop's owner), unless it is a duplicate. */
-static void push(ftmw_peer *p, ftmw_msg *m) {
-  uv_mutex_lock(&st.lock);
-  int fresh = push_locked(p, m);
-  uv_mutex_unlock(&st.lock);
+static void push(ftmw_ctx *cx, ftmw_peer *p, ftmw_msg *m) {
+  uv_mutex_lock(&cx->st.lock);
+  int fresh = push_locked(cx, p, m);
+  uv_mutex_unlock(&cx->st.lock);
   if (!fresh) {
     ftmw_trace("duplicate_dropped", "\"peer\":%d,\"seq\":%llu", m->source,
                (unsigned long long)m->seq);
@@ -83,19 +80,20 @@ static int hold_locked(ftmw_peer *p, ftmw_msg *m) {
 }
 
 /* A COPY from worker p (the loop's owner). */
-static void hold_unconfirmed(ftmw_peer *p, ftmw_msg *m) {
-  uv_mutex_lock(&st.lock);
+static void hold_unconfirmed(ftmw_ctx *cx, ftmw_peer *p, ftmw_msg *m) {
+  uv_mutex_lock(&cx->st.lock);
   int held = hold_locked(p, m);
-  uv_mutex_unlock(&st.lock);
+  uv_mutex_unlock(&cx->st.lock);
   if (!held)
     ftmw_msg_free(m);
 }
 
-void ftmw_inbox_kept(ftmw_peer *p, ftmw_msg *m, int unconfirmed) {
-  uv_mutex_lock(&st.lock);
+void ftmw_inbox_kept(ftmw_ctx *cx, ftmw_peer *p, ftmw_msg *m, int unconfirmed) {
+  uv_mutex_lock(&cx->st.lock);
   int current = m->epoch == p->epoch;
-  int taken = current && (unconfirmed ? hold_locked(p, m) : push_locked(p, m));
-  uv_mutex_unlock(&st.lock);
+  int taken =
+      current && (unconfirmed ? hold_locked(p, m) : push_locked(cx, p, m));
+  uv_mutex_unlock(&cx->st.lock);
   if (!taken) {
     ftmw_trace(current ? "duplicate_dropped" : "stale_dropped",
                "\"peer\":%d,\"seq\":%llu,\"peer_epoch\":%u", p->id,
@@ -104,7 +102,7 @@ void ftmw_inbox_kept(ftmw_peer *p, ftmw_msg *m, int unconfirmed) {
   }
 }
 
-int ftmw_inbox_confirm_locked(ftmw_peer *p, uint64_t seq) {
+int ftmw_inbox_confirm_locked(ftmw_ctx *cx, ftmw_peer *p, uint64_t seq) {
   int n = 0;
   rx_of_locked(p);
   ftmw_qnode *q, *next;
@@ -114,7 +112,7 @@ int ftmw_inbox_confirm_locked(ftmw_peer *p, uint64_t seq) {
     if (seq != 0 && m->seq != seq)
       continue;
     ftmw_q_remove(q);
-    if (push_locked(p, m))
+    if (push_locked(cx, p, m))
       n++;
     else
       ftmw_msg_free(m);
@@ -133,12 +131,13 @@ int ftmw_inbox_confirm_locked(ftmw_peer *p, uint64_t seq) {
  * declared failed here too and its data dies with it. Taken now, it would complete a
  * replica's call that the primary's same call does not complete. So it
  * is held, unacknowledged. Returns 1 when m is held. */
-static int hold_data(ftmw_peer *p, ftmw_msg *m) {
-  if (job.role != FTMW_ROLE_MASTER || job.M == 0 || p->kind != FTMW_ROLE_WORKER)
+static int hold_data(ftmw_ctx *cx, ftmw_peer *p, ftmw_msg *m) {
+  if (cx->job.role != FTMW_ROLE_MASTER || cx->job.M == 0 ||
+      p->kind != FTMW_ROLE_WORKER)
     return 0;
-  uv_mutex_lock(&st.lock);
-  int hold = st.primary != job.id;
-  uv_mutex_unlock(&st.lock);
+  uv_mutex_lock(&cx->st.lock);
+  int hold = cx->st.primary != cx->job.id;
+  uv_mutex_unlock(&cx->st.lock);
   if (!hold)
     return 0;
   ftmw_q_insert_tail(&p->held, &m->by_peer);
@@ -152,22 +151,22 @@ void ftmw_inbox_drop_held(ftmw_peer *p) { free_all(&p->held); }
 
 /* This master has just become primary: the DATA it held is taken and
  * acknowledged, as if it came now. */
-void ftmw_inbox_release_held(void) {
-  for (int r = 1; r <= job.W; r++) {
-    ftmw_peer *p = &st.workers[r];
+void ftmw_inbox_release_held(ftmw_ctx *cx) {
+  for (int r = 1; r <= cx->job.W; r++) {
+    ftmw_peer *p = &cx->st.workers[r];
     while (!ftmw_q_empty(&p->held)) {
       ftmw_msg *m = FTMW_CONTAINER_OF(ftmw_q_head(&p->held), ftmw_msg, by_peer);
       ftmw_q_remove(&m->by_peer);
       uint64_t seq = m->seq;
       size_t len = m->len;
-      push(p, m);
+      push(cx, p, m);
       if (p->conn != NULL)
         ftmw_link_ack(p->conn, seq, len, FTMW_ACK_NOW);
     }
   }
 }
 
-int ftmw_inbox_data(ftmw_conn *c, ftmw_peer *p, const ftmw_hdr *h,
+int ftmw_inbox_data(ftmw_ctx *cx, ftmw_conn *c, ftmw_peer *p, const ftmw_hdr *h,
                     void *payload) {
   ftmw_msg *m = payload ? FTMW_CONTAINER_OF(payload, ftmw_msg, data)
                         : ftmw_msg_new(0);
@@ -177,10 +176,10 @@ int ftmw_inbox_data(ftmw_conn *c, ftmw_peer *p, const ftmw_hdr *h,
   m->tag = h->tag;
   m->seq = h->seq;
   m->len = (size_t)h->len;
-  if (h->type == FTMW_FRAME_DATA && hold_data(p, m))
+  if (h->type == FTMW_FRAME_DATA && hold_data(cx, p, m))
     return 0;
   if (h->type == FTMW_FRAME_COPY) { /* until the primary has it too */
-    hold_unconfirmed(p, m);
+    hold_unconfirmed(cx, p, m);
     return 0;
   }
   /* The application is woken before the ACK is written: on loopback the
@@ -189,15 +188,15 @@ int ftmw_inbox_data(ftmw_conn *c, ftmw_peer *p, const ftmw_hdr *h,
    * have consumed data whose ft_send then fails; under crash-stop that is
    * harmless (what the dead process did dies with it), and the sender
    * simply sends again. */
-  push(p, m);
+  push(cx, p, m);
   ftmw_fault_hit(FTMW_FAULT_RECV_ACK);
   ftmw_link_ack(c, h->seq, (size_t)h->len, ftmw_link_ack_when(h->flags));
   /* A worker tells every other live master, in priority order, that it has
    * the primary's data, so that their ft_send of the same call completes
    * (SPEC section 6). */
-  if (job.role == FTMW_ROLE_WORKER && p->kind == FTMW_ROLE_MASTER)
-    for (int k = 0; k <= job.M; k++) {
-      ftmw_peer *r = &st.masters[k];
+  if (cx->job.role == FTMW_ROLE_WORKER && p->kind == FTMW_ROLE_MASTER)
+    for (int k = 0; k <= cx->job.M; k++) {
+      ftmw_peer *r = &cx->st.masters[k];
       if (r == p || r->conn == NULL || !ftmw_peer_is_up(r))
         continue;
       ftmw_fault_hit(FTMW_FAULT_RECV_ACKED); /* once before each replica */

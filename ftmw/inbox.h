@@ -19,7 +19,7 @@
 
 /* DATA or COPY h from peer p on c, payload its data (NULL when empty):
  * queued, or held. Returns 0, or -1 when out of memory (p must go). */
-int ftmw_inbox_data(ftmw_conn *c, ftmw_peer *p, const ftmw_hdr *h,
+int ftmw_inbox_data(ftmw_ctx *cx, ftmw_conn *c, ftmw_peer *p, const ftmw_hdr *h,
                     void *payload);
 
 /* Worker p's message m, which another master kept (KEPT): queued as its
@@ -27,15 +27,15 @@ int ftmw_inbox_data(ftmw_conn *c, ftmw_peer *p, const ftmw_hdr *h,
  * if m->epoch, the incarnation that sent it, is not p's here (what an
  * incarnation left is dropped with it: this master has begun a later one,
  * or not yet the later one the sender has) or it is a duplicate. */
-void ftmw_inbox_kept(ftmw_peer *p, ftmw_msg *m, int unconfirmed);
+void ftmw_inbox_kept(ftmw_ctx *cx, ftmw_peer *p, ftmw_msg *m, int unconfirmed);
 
 /* Queues worker p's unconfirmed message number seq (0: every one) for the
  * receives, as if its DATA had come. Returns how many it queued. */
-int ftmw_inbox_confirm_locked(ftmw_peer *p, uint64_t seq);
+int ftmw_inbox_confirm_locked(ftmw_ctx *cx, ftmw_peer *p, uint64_t seq);
 
 /* This master has just become primary: the DATA it held is taken and
  * acknowledged, as if it came now. */
-void ftmw_inbox_release_held(void);
+void ftmw_inbox_release_held(ftmw_ctx *cx);
 
 /* Frees the DATA held from worker p: p is gone. */
 void ftmw_inbox_drop_held(ftmw_peer *p);

@@ -15,9 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define st ftmw_st
-#define job ftmw_job
-
 struct ft_request {
   ftmw_op op;       /* the frame and its outcome */
   ftmw_qnode node;  /* its destination's queue */
@@ -39,8 +36,8 @@ struct ft_request {
 /* A worker's sends all go to the primary, whichever master that is. */
 static ftmw_qnode to_masters = {&to_masters, &to_masters};
 
-static ftmw_qnode *queue_of(ftmw_peer *p) {
-  return ftmw_is_master() ? &ftmw_app_of(p)->isends : &to_masters;
+static ftmw_qnode *queue_of(ftmw_ctx *cx, ftmw_peer *p) {
+  return ftmw_is_master(cx) ? &ftmw_app_of(p)->isends : &to_masters;
 }
 
 static FT_Request req_of(ftmw_qnode *n) {
@@ -124,14 +121,14 @@ FT_Request ftmw_request_settled(const ftmw_peer *p, int dest, int tag,
   return r;
 }
 
-void ftmw_request_keep(FT_Request r, int sent) {
+void ftmw_request_keep(ftmw_ctx *cx, FT_Request r, int sent) {
   if (!sent) {
     request_free(r);
     return;
   }
-  uv_mutex_lock(&st.lock);
-  ftmw_q_insert_tail(queue_of(r->peer), &r->node); /* for ft_finalize */
-  uv_mutex_unlock(&st.lock);
+  uv_mutex_lock(&cx->st.lock);
+  ftmw_q_insert_tail(queue_of(cx, r->peer), &r->node); /* for ft_finalize */
+  uv_mutex_unlock(&cx->st.lock);
 }
 
 /* Hands r, whose data is a copy, to p's current incarnation as DATA
@@ -139,28 +136,28 @@ void ftmw_request_keep(FT_Request r, int sent) {
  * held; an eager send's window wait releases it meanwhile). Returns
  * FT_SUCCESS, r then queued, or the error to report (the caller frees
  * r). */
-static int submit_locked(const char *call, FT_Request r, ftmw_peer *p,
-                         uint64_t seq, unsigned flags) {
-  ftmw_qnode *q = queue_of(p);
+static int submit_locked(ftmw_ctx *cx, const char *call, FT_Request r,
+                         ftmw_peer *p, uint64_t seq, unsigned flags) {
+  ftmw_qnode *q = queue_of(cx, p);
   reap_locked(q);
-  int rc = ftmw_peer_gone_locked(p, call);
+  int rc = ftmw_peer_gone_locked(cx, p, call);
   while ((flags & FTMW_FLAG_EAGER) && rc == FT_SUCCESS &&
          window_full_locked(q)) {
-    ftmw_wait_locked(-1);
+    ftmw_wait_locked(cx, -1);
     reap_locked(q);
-    rc = ftmw_peer_gone_locked(p, call);
+    rc = ftmw_peer_gone_locked(cx, p, call);
   }
   if (rc != FT_SUCCESS)
     return rc;
-  if (ftmw_is_master() && job.M > 0) { /* replicas hold every decision */
-    ftmw_rep_before_data();
-    if ((rc = ftmw_peer_gone_locked(p, call)) != FT_SUCCESS)
+  if (ftmw_is_master(cx) && cx->job.M > 0) { /* replicas hold every decision */
+    ftmw_rep_before_data(cx);
+    if ((rc = ftmw_peer_gone_locked(cx, p, call)) != FT_SUCCESS)
       return rc;
   }
-  if (seq == 0 && ftmw_is_master())
-    ftmw_rep_number(p, seq = ++ftmw_app_of(p)->next_seq);
+  if (seq == 0 && ftmw_is_master(cx))
+    ftmw_rep_number(cx, p, seq = ++ftmw_app_of(p)->next_seq);
   else if (seq == 0)
-    seq = ++st.tx_seq;
+    seq = ++cx->st.tx_seq;
   r->peer = p;
   r->op.out = (ftmw_out){.seq = seq, .want_ack = 1};
   uv_buf_t v[1 + FTMW_PIECES_MAX] = {{.base = (char *)r->data,
@@ -168,9 +165,9 @@ static int submit_locked(const char *call, FT_Request r, ftmw_peer *p,
   for (unsigned i = 0; i < r->npieces; i++)
     v[1 + i] = (uv_buf_t){.base = (char *)r->pieces[i].base,
                           .len = r->pieces[i].len};
-  ftmw_op_frame_v(&r->op, p, FTMW_FRAME_DATA, r->tag, flags, v,
+  ftmw_op_frame_v(cx, &r->op, p, FTMW_FRAME_DATA, r->tag, flags, v,
                   1 + r->npieces);
-  ftmw_transport_submit(&r->op, 1);
+  ftmw_transport_submit(cx, &r->op, 1);
   ftmw_q_insert_tail(q, &r->node);
   /* An eager send is written now, so that a sender that dies right after
    * the call has sent it; ft_isend's goes in a batch if more come at
@@ -184,62 +181,65 @@ static int submit_locked(const char *call, FT_Request r, ftmw_peer *p,
 
 /* Sends request r (made, its arguments checked) to p; frees it if it
  * cannot. Returns its count, or 0 with the error set. */
-static int send_request(const char *call, FT_Request r, ftmw_peer *p,
-                        unsigned flags, FT_Request *req) {
+static int send_request(ftmw_ctx *cx, const char *call, FT_Request r,
+                        ftmw_peer *p, unsigned flags, FT_Request *req) {
   int dest = r->dest, tag = r->tag, count = r->count;
   size_t bytes = r->bytes;
   ftmw_fault_hit(FTMW_FAULT_SEND_ENTER);
-  uv_mutex_lock(&st.lock);
-  if (!ftmw_is_master())
-    p = ftmw_peer_of(0); /* the primary, now that the lock is held */
-  int rc = submit_locked(call, r, p, 0, flags);
-  uv_mutex_unlock(&st.lock);
+  uv_mutex_lock(&cx->st.lock);
+  if (!ftmw_is_master(cx))
+    p = ftmw_peer_of(cx, 0); /* the primary, now that the lock is held */
+  int rc = submit_locked(cx, call, r, p, 0, flags);
+  uv_mutex_unlock(&cx->st.lock);
   if (rc != FT_SUCCESS) {
     request_free(r);
     return ftmw_fail(rc);
   }
   if (req)
     *req = r;
-  ftmw_trace_data("sent", dest, tag, bytes);
+  ftmw_trace_data(cx, "sent", dest, tag, bytes);
   ftmw_fault_hit(FTMW_FAULT_SEND_EXIT);
   ftmw_ok();
   return count;
 }
 
-int ftmw_isend(const char *call, const void *buf, int count, FT_Datatype type,
-               int dest, int tag, unsigned flags, FT_Request *req) {
+int ftmw_isend(ftmw_ctx *cx, const char *call, const void *buf, int count,
+               FT_Datatype type, int dest, int tag, unsigned flags,
+               FT_Request *req) {
   if (req)
     *req = FT_REQUEST_NULL;
   size_t bytes;
-  ftmw_peer *p = ftmw_send_target(call, buf, count, type, dest, tag, &bytes);
+  ftmw_peer *p =
+      ftmw_send_target(cx, call, buf, count, type, dest, tag, &bytes);
   if (p == NULL)
     return 0;
-  return ftmw_isend_checked(call, p, buf, bytes, count, dest, tag, flags,
+  return ftmw_isend_checked(cx, call, p, buf, bytes, count, dest, tag, flags,
                             req);
 }
 
-int ftmw_isend_checked(const char *call, ftmw_peer *p, const void *buf,
-                       size_t bytes, int count, int dest, int tag,
-                       unsigned flags, FT_Request *req) {
+int ftmw_isend_checked(ftmw_ctx *cx, const char *call, ftmw_peer *p,
+                       const void *buf, size_t bytes, int count, int dest,
+                       int tag, unsigned flags, FT_Request *req) {
   FT_Request r = request_new(p, dest, tag, count, buf, bytes, req != NULL);
   if (r == NULL)
     return ftmw_fail(FT_ERR_NOMEM);
-  return send_request(call, r, p, flags, req);
+  return send_request(cx, call, r, p, flags, req);
 }
 
-int ftmw_isend_eager_locked(const char *call, ftmw_peer *p, uint64_t seq,
-                            int tag, const void *buf, size_t bytes) {
+int ftmw_isend_eager_locked(ftmw_ctx *cx, const char *call, ftmw_peer *p,
+                            uint64_t seq, int tag, const void *buf,
+                            size_t bytes) {
   FT_Request r = request_new(p, p->id, tag, 0, buf, bytes, 0);
   if (r == NULL)
     return FT_ERR_NOMEM;
-  int rc = submit_locked(call, r, p, seq, FTMW_FLAG_EAGER);
+  int rc = submit_locked(cx, call, r, p, seq, FTMW_FLAG_EAGER);
   if (rc != FT_SUCCESS)
     request_free(r);
   return rc;
 }
 
-int ftmw_isend_pieces(const char *call, ftmw_peer *p, int dest, int tag,
-                      const void *head, size_t headlen,
+int ftmw_isend_pieces(ftmw_ctx *cx, const char *call, ftmw_peer *p, int dest,
+                      int tag, const void *head, size_t headlen,
                       const ftmw_piece *pieces, int n, size_t bytes,
                       ftmw_release_fn release, unsigned flags) {
   FT_Request r = request_new(p, dest, tag, (int)bytes, head, headlen, 0);
@@ -251,29 +251,30 @@ int ftmw_isend_pieces(const char *call, ftmw_peer *p, int dest, int tag,
     r->pieces[r->npieces++] = pieces[i];
   r->bytes = bytes;
   r->release = release; /* r gives the pieces back from now on */
-  return send_request(call, r, p, flags, NULL) > 0 ||
+  return send_request(cx, call, r, p, flags, NULL) > 0 ||
          (bytes == 0 && ftmw_last_error() == FT_SUCCESS);
 }
 
 /* The outcome of settled request r (st.lock held): FT_SUCCESS, or its
  * destination's failure, reported by the call named call when that is
  * still the incarnation it went to. */
-static int outcome_locked(FT_Request r, const char *call) {
+static int outcome_locked(ftmw_ctx *cx, FT_Request r, const char *call) {
   if (r->early)
     return r->result;
   if (!r->op.out.failed)
     return FT_SUCCESS;
   ftmw_peer *p = r->peer;
-  int rc = p->epoch == r->op.epoch ? ftmw_peer_gone_locked(p, call) : FT_SUCCESS;
+  int rc =
+      p->epoch == r->op.epoch ? ftmw_peer_gone_locked(cx, p, call) : FT_SUCCESS;
   return rc != FT_SUCCESS ? rc : FT_ERR_PEER_FAILED;
 }
 
 /* Completes settled *req (st.lock held): frees it, fills status, and
  * returns what the wait returns (the error set). */
-static int complete_locked(FT_Request *req, FT_Status *status,
+static int complete_locked(ftmw_ctx *cx, FT_Request *req, FT_Status *status,
                            const char *call) {
   FT_Request r = *req;
-  int rc = outcome_locked(r, call);
+  int rc = outcome_locked(cx, r, call);
   ftmw_q_remove(&r->node);
   ftmw_set_status(status, r->dest, r->tag, rc == FT_SUCCESS ? r->count : 0, rc);
   int n = rc == FT_SUCCESS ? r->count : 0;
@@ -287,8 +288,8 @@ static int complete_locked(FT_Request *req, FT_Status *status,
 
 /* The common checks: FT_SUCCESS when the call may go on, else the
  * error; null: a required pointer is NULL. */
-static int check(int null, int n) {
-  if (!st.initialized)
+static int check(ftmw_ctx *cx, int null, int n) {
+  if (!cx->st.initialized)
     return FT_ERR_NOT_INITIALIZED;
   if (null)
     return FT_ERR_NULL_ARG;
@@ -302,42 +303,45 @@ static int null_request(FT_Status *status) {
 }
 
 int ft_request_wait(FT_Request *req, FT_Status *status) {
-  int rc = check(req == NULL, 0);
+  ftmw_ctx *cx = &ftmw_default_ctx;
+  int rc = check(cx, req == NULL, 0);
   if (rc != FT_SUCCESS)
     return ftmw_fail(rc);
   if (*req == FT_REQUEST_NULL)
     return null_request(status);
-  uv_mutex_lock(&st.lock);
+  uv_mutex_lock(&cx->st.lock);
   while (!settled_locked(*req))
-    ftmw_wait_locked(-1);
-  int n = complete_locked(req, status, "ft_request_wait");
-  uv_mutex_unlock(&st.lock);
+    ftmw_wait_locked(cx, -1);
+  int n = complete_locked(cx, req, status, "ft_request_wait");
+  uv_mutex_unlock(&cx->st.lock);
   return n;
 }
 
 int ft_request_test(FT_Request *req, int *done, FT_Status *status) {
-  int rc = check(req == NULL || done == NULL, 0);
+  ftmw_ctx *cx = &ftmw_default_ctx;
+  int rc = check(cx, req == NULL || done == NULL, 0);
   if (rc != FT_SUCCESS)
     return ftmw_fail(rc);
   *done = 1;
   if (*req == FT_REQUEST_NULL)
     return null_request(status);
-  uv_mutex_lock(&st.lock);
+  uv_mutex_lock(&cx->st.lock);
   if (!settled_locked(*req))
-    ftmw_wait_locked(0); /* what has come is read: the test progresses */
+    ftmw_wait_locked(cx, 0); /* what has come is read: the test progresses */
   int n = 0;
   if (settled_locked(*req)) {
-    n = complete_locked(req, status, "ft_request_test");
+    n = complete_locked(cx, req, status, "ft_request_test");
   } else {
     *done = 0;
     ftmw_ok();
   }
-  uv_mutex_unlock(&st.lock);
+  uv_mutex_unlock(&cx->st.lock);
   return n;
 }
 
 int ft_request_waitall(int n, FT_Request *reqs, FT_Status *statuses) {
-  int rc = check(n > 0 && reqs == NULL, n);
+  ftmw_ctx *cx = &ftmw_default_ctx;
+  int rc = check(cx, n > 0 && reqs == NULL, n);
   if (rc != FT_SUCCESS)
     return ftmw_fail(rc);
   int first = FT_SUCCESS;
@@ -357,11 +361,12 @@ int ft_request_waitall(int n, FT_Request *reqs, FT_Status *statuses) {
 
 int ft_request_waitany(int n, FT_Request *reqs, int *index,
                        FT_Status *status) {
-  int rc = check(index == NULL || (n > 0 && reqs == NULL), n);
+  ftmw_ctx *cx = &ftmw_default_ctx;
+  int rc = check(cx, index == NULL || (n > 0 && reqs == NULL), n);
   if (rc != FT_SUCCESS)
     return ftmw_fail(rc);
   *index = -1;
-  uv_mutex_lock(&st.lock);
+  uv_mutex_lock(&cx->st.lock);
   for (;;) {
     int live = 0;
     for (int i = 0; i < n; i++) {
@@ -370,16 +375,16 @@ int ft_request_waitany(int n, FT_Request *reqs, int *index,
       live = 1;
       if (settled_locked(reqs[i])) {
         *index = i;
-        int got = complete_locked(&reqs[i], status, "ft_request_waitany");
-        uv_mutex_unlock(&st.lock);
+        int got = complete_locked(cx, &reqs[i], status, "ft_request_waitany");
+        uv_mutex_unlock(&cx->st.lock);
         return got;
       }
     }
     if (!live)
       break;
-    ftmw_wait_locked(-1);
+    ftmw_wait_locked(cx, -1);
   }
-  uv_mutex_unlock(&st.lock);
+  uv_mutex_unlock(&cx->st.lock);
   return null_request(status);
 }
 
@@ -391,8 +396,8 @@ static void free_queue(ftmw_qnode *q) {
   }
 }
 
-void ftmw_isend_free_all(void) {
-  for (int r = 1; r <= job.W && ftmw_is_master(); r++)
-    free_queue(&ftmw_app_of(&st.workers[r])->isends);
+void ftmw_isend_free_all(ftmw_ctx *cx) {
+  for (int r = 1; r <= cx->job.W && ftmw_is_master(cx); r++)
+    free_queue(&ftmw_app_of(&cx->st.workers[r])->isends);
   free_queue(&to_masters);
 }

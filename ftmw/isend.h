@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ctx.h"
 #include "ftmw.h"
 #include "owned.h" /* ftmw_piece */
 
@@ -17,7 +18,7 @@ struct ftmw_peer;
 
 /* Frees every request left (ft_finalize, once the loop has stopped and
  * nothing of theirs is written any more). */
-void ftmw_isend_free_all(void);
+void ftmw_isend_free_all(ftmw_ctx *cx);
 
 /* Without master replicas, ft_isend without its check of the tag: the
  * library's own sends name themselves (call: the API call that reports
@@ -28,12 +29,13 @@ void ftmw_isend_free_all(void);
  * the frames to dest not yet acknowledged fill its window
  * (FTMW_EAGER_WINDOW_*), so that a sender never runs ahead of its
  * receiver without bound. */
-int ftmw_isend(const char *call, const void *buf, int count, FT_Datatype type,
-               int dest, int tag, unsigned flags, FT_Request *req);
+int ftmw_isend(ftmw_ctx *cx, const char *call, const void *buf, int count,
+               FT_Datatype type, int dest, int tag, unsigned flags,
+               FT_Request *req);
 /* The same, its arguments checked already (ftmw_send_target: p, bytes). */
-int ftmw_isend_checked(const char *call, struct ftmw_peer *p, const void *buf,
-                       size_t bytes, int count, int dest, int tag,
-                       unsigned flags, FT_Request *req);
+int ftmw_isend_checked(ftmw_ctx *cx, const char *call, struct ftmw_peer *p,
+                       const void *buf, size_t bytes, int count, int dest,
+                       int tag, unsigned flags, FT_Request *req);
 #define FTMW_EAGER_WINDOW_FRAMES 256
 #define FTMW_EAGER_WINDOW_BYTES ((size_t)4 << 20)
 
@@ -42,7 +44,7 @@ int ftmw_isend_checked(const char *call, struct ftmw_peer *p, const void *buf,
  * window is full): the same as ftmw_isend's with FTMW_FLAG_EAGER and no
  * request. Returns FT_SUCCESS, FT_ERR_NOMEM (nothing sent), or p's
  * failure, reported by call. */
-int ftmw_isend_eager_locked(const char *call, struct ftmw_peer *p,
+int ftmw_isend_eager_locked(ftmw_ctx *cx, const char *call, struct ftmw_peer *p,
                             uint64_t seq, int tag, const void *buf,
                             size_t bytes);
 
@@ -50,8 +52,8 @@ int ftmw_isend_eager_locked(const char *call, struct ftmw_peer *p,
  * bytes: the sum of headlen and the pieces' lengths): head copied into
  * the request, the pieces written from where they are and given back
  * (release) when the request is freed, or now if it cannot be sent. */
-int ftmw_isend_pieces(const char *call, struct ftmw_peer *p, int dest,
-                      int tag, const void *head, size_t headlen,
+int ftmw_isend_pieces(ftmw_ctx *cx, const char *call, struct ftmw_peer *p,
+                      int dest, int tag, const void *head, size_t headlen,
                       const ftmw_piece *pieces, int n, size_t bytes,
                       ftmw_release_fn release, unsigned flags);
 /* Calls release for each piece's owner (not NULL) of v[0..n-1]. */
@@ -64,6 +66,6 @@ void ftmw_release_pieces(const ftmw_piece *v, int n, ftmw_release_fn release);
  * the send was made (sent), or frees it. */
 FT_Request ftmw_request_settled(const struct ftmw_peer *p, int dest, int tag,
                                 int count);
-void ftmw_request_keep(FT_Request r, int sent);
+void ftmw_request_keep(ftmw_ctx *cx, FT_Request r, int sent);
 
 #endif

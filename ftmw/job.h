@@ -28,6 +28,8 @@ struct ftmw_job {
   char host[FTMW_HOST_MAX]; /* this process's host name */
 };
 
-extern __attribute__((visibility("hidden"))) struct ftmw_job ftmw_job;
+/* The process id on the wire (FTMW_PID_*) of the process job describes
+ * (ftmw_self_pid: this one's, for the base modules). */
+uint32_t ftmw_job_pid(const struct ftmw_job *job);
 
 #endif

@@ -7,6 +7,7 @@
 #ifndef FTMW_JOIN_H
 #define FTMW_JOIN_H
 
+#include "ctx.h"
 #include "link.h"
 #include "peer.h"
 #include "wire.h"
@@ -14,7 +15,7 @@
 /* Reads where this process runs (job.host set) and tells link who this
  * process is; link is the one the transport started, which this module
  * tells again when a spare becomes a worker. Before the loop runs. */
-void ftmw_join_start(ftmw_link *link);
+void ftmw_join_start(ftmw_ctx *cx, ftmw_link *link);
 
 /* Where this process runs (set by ftmw_join_start). Any thread. */
 const ftmw_place *ftmw_self_place(void);
@@ -28,11 +29,13 @@ int ftmw_join_hello(void *ctx, ftmw_conn *c, const ftmw_hello *hello,
 /* ACTIVATE from master p on c, h checked (a spare, a worker's id): this
  * spare becomes worker h->tag, incarnation h->seq, and tells every
  * master. */
-void ftmw_join_activate(ftmw_conn *c, ftmw_peer *p, const ftmw_hdr *h);
+void ftmw_join_activate(ftmw_ctx *cx, ftmw_conn *c, ftmw_peer *p,
+                        const ftmw_hdr *h);
 
 /* ACTIVATED from spare sp on c, in a master: it adopts c as the worker's
  * new incarnation. Returns non-zero when it put sp down (a malformed
  * frame). */
-int ftmw_join_adopt(ftmw_conn *c, ftmw_peer *sp, const ftmw_hdr *h);
+int ftmw_join_adopt(ftmw_ctx *cx, ftmw_conn *c, ftmw_peer *sp,
+                    const ftmw_hdr *h);
 
 #endif

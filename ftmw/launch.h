@@ -18,6 +18,7 @@
 
 #include <stdint.h>
 
+#include "ctx.h"
 #include "setup.h"
 
 struct ftmw_peer;
@@ -26,7 +27,7 @@ struct ftmw_peer;
  * peers), starts the transport and connects the job. Returns 1 for a
  * process created at start-up, 0 for one started by ft_restore, -1 on
  * failure (reason printed). A spare does not return until activated. */
-int ftmw_launch_init(int *argc, char ***argv);
+int ftmw_launch_init(ftmw_ctx *cx, int *argc, char ***argv);
 
 /* Starts a replacement for failed worker p, on a host that has not failed
  * (spawn mode) or on an idle spare (static mode). Blocks until it has
@@ -34,7 +35,7 @@ int ftmw_launch_init(int *argc, char ***argv);
  * the spawn is queued, p JOINING, and ftmw_peer_restoring(p) says so
  * until it has joined or failed (restore.c, spawn.h). Returns
  * FT_SUCCESS or FT_ERR_NO_HOST. */
-int ftmw_launch_restore(struct ftmw_peer *p);
+int ftmw_launch_restore(ftmw_ctx *cx, struct ftmw_peer *p);
 
 /* Ends the restores' helper thread (ft_finalize, before the transport
  * stops and the peers are freed). */
@@ -44,12 +45,13 @@ void ftmw_launch_restores_stop(void);
  * job died, so every process will reach it) and ft_init started MPI; else,
  * under MPICH, PMI's finalize alone (pmi.h). Either is traced. The
  * primary's exit status is then the first thing written at exit. */
-void ftmw_launch_finalize(int clean);
+void ftmw_launch_finalize(ftmw_ctx *cx, int clean);
 
 /* Waits (st.lock held, released meanwhile) until p leaves LAUNCHING; one
  * that has not joined by deadline (ftmw_now_ms), or whose process has a
  * death notice (death.h), is declared failed and the failure logged.
  * Returns 1 if p is alive. */
-int ftmw_launch_wait_joined_locked(struct ftmw_peer *p, uint64_t deadline);
+int ftmw_launch_wait_joined_locked(ftmw_ctx *cx, struct ftmw_peer *p,
+                                   uint64_t deadline);
 
 #endif

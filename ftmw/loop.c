@@ -107,9 +107,9 @@ static void wait_timer_cb(uv_timer_t *t) {
 static void run_submitted(void) {
   ftmw_qnode work;
   uv_mutex_lock(lp.lock);
-  lp.work.take_locked(&work);
+  lp.work.take_locked(lp.work.ctx, &work);
   uv_mutex_unlock(lp.lock);
-  lp.work.run(&work);
+  lp.work.run(lp.work.ctx, &work);
 }
 
 static void async_cb(uv_async_t *a) {
@@ -220,7 +220,7 @@ int ftmw_loop_wait_locked(int (*done)(const void *), const void *arg,
                           int64_t ms) {
   lp.inside++;
   ftmw_qnode work; /* taken under the lock held now: one acquisition less */
-  lp.work.take_locked(&work);
+  lp.work.take_locked(lp.work.ctx, &work);
   uv_mutex_unlock(lp.lock);
   loop_enter();
   /* A process whose loop has not run for a while (stopped, starved) reads
@@ -228,7 +228,7 @@ int ftmw_loop_wait_locked(int (*done)(const void *), const void *arg,
    * FENCE then ends it before anything it was about to send goes out. */
   if (ftmw_now_ms() - lp.last_ran > lp.stale_ms)
     uv_run(&lp.loop, UV_RUN_NOWAIT);
-  lp.work.run(&work);
+  lp.work.run(lp.work.ctx, &work);
   lp.wait_expired = 0;
   if (ms >= 0) {
     uv_update_time(&lp.loop); /* the timer counts from the loop's clock */
@@ -339,13 +339,13 @@ static void io_thread(void *arg) {
     uv_mutex_lock(lp.lock);
     int inside = lp.inside;
     if (inside == 0)
-      lp.work.take_locked(&work);
+      lp.work.take_locked(lp.work.ctx, &work);
     uv_mutex_unlock(lp.lock);
     if (inside > 0) {
       uv_mutex_unlock(&lp.owner);
       continue;
     }
-    lp.work.run(&work);
+    lp.work.run(lp.work.ctx, &work);
     int alive = uv_run(&lp.loop, UV_RUN_NOWAIT);
     if (lp.owner_woke) { /* one acquisition, only after a completion */
       uv_mutex_lock(lp.lock);

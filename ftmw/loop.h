@@ -25,8 +25,9 @@
  * waits (the pass finds lp.inside set) but from its async callback, which
  * finds nothing new. */
 typedef struct ftmw_loop_work {
-  void (*take_locked)(ftmw_qnode *into);
-  void (*run)(ftmw_qnode *work);
+  void *ctx; /* passed to both */
+  void (*take_locked)(void *ctx, ftmw_qnode *into);
+  void (*run)(void *ctx, ftmw_qnode *work);
 } ftmw_loop_work;
 
 /* Creates the loop; nothing runs it yet. lock guards everything both

@@ -40,17 +40,20 @@
 #ifndef FTMW_PARTITION_H
 #define FTMW_PARTITION_H
 
+#include "ctx.h"
+
 struct ftmw_peer;
 
 /* Called by the loop's owner when lost is about to be declared failed for
  * its silence (declared), or when a master goes quiet (silent for half the
  * timeout, not declared): steps down (does not return) when a rule above
  * says so: when declared, the first; the majority rule at both. */
-void ftmw_partition_check(const struct ftmw_peer *lost, int declared);
+void ftmw_partition_check(ftmw_ctx *cx, const struct ftmw_peer *lost,
+                          int declared);
 
 /* The primary, once every master has joined: says so when one host holds
  * half the masters or more, whose loss would leave the others no
  * majority (a job on one host is not told). */
-void ftmw_partition_warn_placement(void);
+void ftmw_partition_warn_placement(ftmw_ctx *cx);
 
 #endif

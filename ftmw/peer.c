@@ -7,9 +7,6 @@
 
 #include <stdio.h>
 
-#define st ftmw_st
-#define job ftmw_job
-
 const char *ftmw_peer_name(const ftmw_peer *p, char *buf, size_t len) {
   if (p->kind == FTMW_ROLE_WORKER)
     snprintf(buf, len, "worker %d", p->id);
@@ -98,7 +95,8 @@ int ftmw_peer_begin_locked(ftmw_peer *p, uint32_t epoch, int to,
 }
 
 /* The failure of p (see peer.h): FAILED, or FENCED when told so. */
-static int fail_locked(ftmw_peer *p, int report, const char *why, int to) {
+static int fail_locked(ftmw_ctx *cx, ftmw_peer *p, int report, const char *why,
+                       int to) {
   int live = ftmw_peer_is_live(p);
   if (live) {
     /* Traced before the state changes: an application call may report
@@ -109,7 +107,7 @@ static int fail_locked(ftmw_peer *p, int report, const char *why, int to) {
                "\"peer\":\"%s\",\"peer_epoch\":%u,\"reason\":\"%s\"",
                ftmw_peer_name(p, name, sizeof(name)), p->epoch, why);
     p->failed_at = uv_hrtime();
-    st.failure_seen = 1;
+    cx->st.failure_seen = 1;
   }
   if (!ftmw_peer_is_failed(p))
     ftmw_peer_set_locked(p, to, why);
@@ -128,25 +126,26 @@ static int fail_locked(ftmw_peer *p, int report, const char *why, int to) {
   return live;
 }
 
-int ftmw_peer_failed_locked(ftmw_peer *p, int report, const char *why) {
-  return fail_locked(p, report, why, FTMW_PEER_FAILED);
+int ftmw_peer_failed_locked(ftmw_ctx *cx, ftmw_peer *p, int report,
+                            const char *why) {
+  return fail_locked(cx, p, report, why, FTMW_PEER_FAILED);
 }
 
-int ftmw_peer_fenced_locked(ftmw_peer *p, const char *why) {
-  return fail_locked(p, 1, why, FTMW_PEER_FENCED);
+int ftmw_peer_fenced_locked(ftmw_ctx *cx, ftmw_peer *p, const char *why) {
+  return fail_locked(cx, p, 1, why, FTMW_PEER_FENCED);
 }
 
-int ftmw_all_masters_gone_locked(void) {
-  for (int k = 0; k <= job.M; k++)
-    if (ftmw_peer_is_live(&st.masters[k]))
+int ftmw_all_masters_gone_locked(ftmw_ctx *cx) {
+  for (int k = 0; k <= cx->job.M; k++)
+    if (ftmw_peer_is_live(&cx->st.masters[k]))
       return 0;
   return 1;
 }
 
-int ftmw_first_live_master_locked(void) {
-  for (int k = 0; k <= job.M; k++)
-    if ((job.role == FTMW_ROLE_MASTER && k == job.id) ||
-        ftmw_peer_is_up(&st.masters[k]))
+int ftmw_first_live_master_locked(ftmw_ctx *cx) {
+  for (int k = 0; k <= cx->job.M; k++)
+    if ((cx->job.role == FTMW_ROLE_MASTER && k == cx->job.id) ||
+        ftmw_peer_is_up(&cx->st.masters[k]))
       return k;
   return -1;
 }
@@ -155,6 +154,7 @@ void ftmw_peer_place_locked(ftmw_peer *p, const ftmw_place *at) {
   p->at = *at;
 }
 
-int ftmw_is_replica(void) {
-  return job.M > 0 && job.role == FTMW_ROLE_MASTER && job.id != st.primary;
+int ftmw_is_replica(ftmw_ctx *cx) {
+  return cx->job.M > 0 && cx->job.role == FTMW_ROLE_MASTER &&
+         cx->job.id != cx->st.primary;
 }

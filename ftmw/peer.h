@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ctx.h"
 #include "link.h"  /* ftmw_conn */
 #include "queue.h"
 #include "seqset.h"
@@ -107,21 +108,22 @@ int ftmw_peer_begin_locked(ftmw_peer *p, uint32_t epoch, int to,
  * or launching peer's failure is traced with why and timed; report says
  * that the application must hear of it (a call that names p reports it).
  * Returns 1 if p was live or launching. */
-int ftmw_peer_failed_locked(ftmw_peer *p, int report, const char *why);
+int ftmw_peer_failed_locked(ftmw_ctx *cx, ftmw_peer *p, int report,
+                            const char *why);
 /* The same, FENCED: declared failed while connected, and told so
  * (down.h); reported. */
-int ftmw_peer_fenced_locked(ftmw_peer *p, const char *why);
+int ftmw_peer_fenced_locked(ftmw_ctx *cx, ftmw_peer *p, const char *why);
 
 /* This process is a master with replicas that is not the primary, now
  * (st.lock held). */
-int ftmw_is_replica(void);
+int ftmw_is_replica(ftmw_ctx *cx);
 
 /* Whether no master is live or launching (a worker's or spare's view). */
-int ftmw_all_masters_gone_locked(void);
+int ftmw_all_masters_gone_locked(ftmw_ctx *cx);
 
 /* The first live master in priority order (this process, if it is a
  * master and none before it lives), or -1: the primary. */
-int ftmw_first_live_master_locked(void);
+int ftmw_first_live_master_locked(ftmw_ctx *cx);
 
 /* Where p's process runs, as its HELLO, its WELCOME or (for a master) the
  * set-up record says: the failure detector asks that host's kernel about

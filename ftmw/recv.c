@@ -13,15 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define st ftmw_st
-#define job ftmw_job
-
 /* --- receive -------------------------------------------------------------- */
 
 /* A receive of m completed: traced, *status filled with its n elements.
  * Returns n. */
-static int received(const ftmw_msg *m, int n, FT_Status *status) {
-  ftmw_trace_data("received", m->source, m->tag, m->len);
+static int received(ftmw_ctx *cx, const ftmw_msg *m, int n, FT_Status *status) {
+  ftmw_trace_data(cx, "received", m->source, m->tag, m->len);
   ftmw_set_status(status, m->source, m->tag, n, FT_SUCCESS);
   if (status)
     status->bytes = m->len;
@@ -32,11 +29,11 @@ static int received(const ftmw_msg *m, int n, FT_Status *status) {
 
 /* Copies m into buf and frees it unless the replica protocol keeps it
  * (st.lock not held: m is unlinked, and only this thread uses kept data). */
-static int deliver(ftmw_msg *m, int kept, void *buf, size_t size,
+static int deliver(ftmw_ctx *cx, ftmw_msg *m, int kept, void *buf, size_t size,
                    FT_Status *status) {
   if (m->len)
     memcpy(buf, m->data, m->len);
-  int n = received(m, (int)(m->len / size), status);
+  int n = received(cx, m, (int)(m->len / size), status);
   if (!kept)
     ftmw_msg_free(m);
   return n;
@@ -45,7 +42,7 @@ static int deliver(ftmw_msg *m, int kept, void *buf, size_t size,
 /* Hands m over to the caller in *take instead of copying it (st.lock not
  * held), or a copy of it when the replica protocol keeps it. Returns its
  * length, or -1 (FT_ERR_NOMEM: that copy could not be made). */
-static int hand_over(ftmw_msg *m, int kept, ftmw_msg **take,
+static int hand_over(ftmw_ctx *cx, ftmw_msg *m, int kept, ftmw_msg **take,
                      FT_Status *status) {
   ftmw_msg *h = m;
   if (kept && (h = ftmw_msg_new(m->len)) != NULL) {
@@ -62,7 +59,7 @@ static int hand_over(ftmw_msg *m, int kept, ftmw_msg **take,
     return -1;
   }
   *take = h;
-  return received(h, (int)h->len, status);
+  return received(cx, h, (int)h->len, status);
 }
 
 /* A queued message that does not fit stays queued: nothing is lost, and
@@ -79,20 +76,20 @@ static int too_big(const ftmw_msg *m, size_t bytes, size_t size,
 }
 
 /* Any worker with a failure no call has reported yet (st.lock held). */
-static ftmw_peer *unreported_worker_locked(void) {
-  for (int r = 1; r <= job.W; r++)
-    if (ftmw_peer_is_failed(&st.workers[r]) && st.workers[r].unreported)
-      return &st.workers[r];
+static ftmw_peer *unreported_worker_locked(ftmw_ctx *cx) {
+  for (int r = 1; r <= cx->job.W; r++)
+    if (ftmw_peer_is_failed(&cx->st.workers[r]) && cx->st.workers[r].unreported)
+      return &cx->st.workers[r];
   return NULL;
 }
 
 /* For FT_ANY_SOURCE with nothing queued: an error if no worker can ever
  * send again (st.lock held), else FT_SUCCESS (keep waiting). A worker
  * being restored (joining) may still send. */
-static int any_source_hopeless_locked(int *source) {
+static int any_source_hopeless_locked(ftmw_ctx *cx, int *source) {
   int failed = 0;
-  for (int r = job.W; r >= 1; r--) {
-    const ftmw_peer *p = &st.workers[r];
+  for (int r = cx->job.W; r >= 1; r--) {
+    const ftmw_peer *p = &cx->st.workers[r];
     if (ftmw_peer_is_live(p) && !p->fin)
       return FT_SUCCESS;
     if (ftmw_peer_is_failed(p)) {
@@ -107,19 +104,19 @@ static int any_source_hopeless_locked(int *source) {
  * now (st.lock held), with its worker in *rank (0 if none), or
  * FT_SUCCESS: wait on. Decides nothing. *again: it waited for the
  * replicas first (look again: data may have come meanwhile). */
-static int any_source_failure_locked(const char *call, int *rank,
+static int any_source_failure_locked(ftmw_ctx *cx, const char *call, int *rank,
                                      int *again) {
   *rank = 0;
   *again = 0;
-  ftmw_peer *u = unreported_worker_locked();
-  if (u && ftmw_rep_begin(u)) {
+  ftmw_peer *u = unreported_worker_locked(cx);
+  if (u && ftmw_rep_begin(cx, u)) {
     *again = 1;
     return FT_SUCCESS;
   }
   if (u == NULL)
-    return any_source_hopeless_locked(rank);
+    return any_source_hopeless_locked(cx, rank);
   *rank = u->id;
-  return ftmw_peer_gone_locked(u, call);
+  return ftmw_peer_gone_locked(cx, u, call);
 }
 
 /* The receives posted for worker p (ft_irecv), oldest first. They
@@ -136,8 +133,8 @@ static ftmw_post *oldest_post(const ftmw_peer *p) {
 
 /* Whether worker r has a receive posted, and the tag of its oldest
  * (ftmw_match_posted). */
-static int posted(int r, int *tag) {
-  const ftmw_post *q = oldest_post(&st.workers[r]);
+static int posted(const ftmw_peer *w, int *tag) {
+  const ftmw_post *q = oldest_post(w);
   if (q)
     *tag = q->tag;
   return q != NULL;
@@ -163,14 +160,14 @@ typedef struct {
 } recv_want;
 
 /* The buffer a message from worker r goes to, and its sizes. */
-static void *buffer_for(const recv_want *w, int r, size_t *bytes,
+static void *buffer_for(ftmw_ctx *cx, const recv_want *w, int r, size_t *bytes,
                         size_t *size) {
   if (w->from != FROM_POSTED) {
     *bytes = w->bytes;
     *size = w->size;
     return w->buf;
   }
-  const ftmw_post *q = oldest_post(&st.workers[r]);
+  const ftmw_post *q = oldest_post(&cx->st.workers[r]);
   *size = ft_type_size(q->type);
   *bytes = (size_t)q->count * *size;
   return q->buf;
@@ -180,25 +177,25 @@ static void *buffer_for(const recv_want *w, int r, size_t *bytes,
  * failure a call of this kind reports now (st.lock held), for the worker
  * in w->rank, or FT_SUCCESS (wait on). *again: it waited for the
  * replicas first (look again: data may have come meanwhile). */
-static int undecided_failure_locked(recv_want *w, int *again) {
+static int undecided_failure_locked(ftmw_ctx *cx, recv_want *w, int *again) {
   *again = 0;
   if (w->from == FROM_ANY) {
-    int rc = any_source_failure_locked(w->call, &w->rank, again);
+    int rc = any_source_failure_locked(cx, w->call, &w->rank, again);
     if (rc == FT_ERR_PEER_FAILED) /* replicas report it too */
-      ftmw_rep_decide(FTMW_DECIDE_RECV, w->rank, 0);
+      ftmw_rep_decide(cx, FTMW_DECIDE_RECV, w->rank, 0);
     return rc;
   }
-  for (int r = 1; r <= job.W; r++) { /* FROM_POSTED */
-    ftmw_peer *p = &st.workers[r];
+  for (int r = 1; r <= cx->job.W; r++) { /* FROM_POSTED */
+    ftmw_peer *p = &cx->st.workers[r];
     if (!posts_of(p)->n)
       continue;
-    if ((!ftmw_peer_is_up(p) || p->fin) && ftmw_rep_begin(p)) {
+    if ((!ftmw_peer_is_up(p) || p->fin) && ftmw_rep_begin(cx, p)) {
       *again = 1;
       return FT_SUCCESS;
     }
-    int rc = ftmw_peer_gone_locked(p, w->call);
+    int rc = ftmw_peer_gone_locked(cx, p, w->call);
     if (rc != FT_SUCCESS) {
-      ftmw_rep_decide(FTMW_DECIDE_RECV, r, 0);
+      ftmw_rep_decide(cx, FTMW_DECIDE_RECV, r, 0);
       w->rank = r;
       return rc;
     }
@@ -208,8 +205,8 @@ static int undecided_failure_locked(recv_want *w, int *again) {
 
 /* A receive with a deadline that passed with nothing to take (st.lock
  * held on entry, not on return): 0 received, no error. */
-static int timed_out(recv_want *w) {
-  uv_mutex_unlock(&st.lock);
+static int timed_out(ftmw_ctx *cx, recv_want *w) {
+  uv_mutex_unlock(&cx->st.lock);
   w->rank = 0;
   w->timed_out = 1;
   ftmw_set_status(w->status, 0, w->tag, 0, FT_SUCCESS);
@@ -222,12 +219,12 @@ static int timed_out(recv_want *w) {
  * receive from several sources, which the primary decides and the
  * replicas' same call follows; a receive from one worker there waits on,
  * as the replicas' own would. */
-static int terminated_now(const recv_want *w) {
-  return ftmw_is_master() && ftmw_term_requested() &&
-         (w->from != FROM_ONE || job.M == 0);
+static int terminated_now(ftmw_ctx *cx, const recv_want *w) {
+  return ftmw_is_master(cx) && ftmw_term_requested() &&
+         (w->from != FROM_ONE || cx->job.M == 0);
 }
-static int terminated(recv_want *w) {
-  uv_mutex_unlock(&st.lock);
+static int terminated(ftmw_ctx *cx, recv_want *w) {
+  uv_mutex_unlock(&cx->st.lock);
   w->rank = 0;
   ftmw_set_status(w->status, 0, w->tag, 0, FT_ERR_TERMINATED);
   return ftmw_fail(FT_ERR_TERMINATED), -1;
@@ -241,134 +238,138 @@ static int terminated(recv_want *w) {
  * (ftmw_rep_end); a replica whose source failed asks the primary's
  * verdict. Returns the count received, or -1 with the error set; w->rank
  * says which source. */
-static int complete(recv_want *w) {
+static int complete(ftmw_ctx *cx, recv_want *w) {
   ftmw_peer *p = w->p;
   int decided = 0, verdict_asked = 0, decided_rank = 0;
   uint64_t decided_seq = 0;
   int kind = w->deadline ? FTMW_DECIDE_OR(FTMW_DECIDE_RECV, FTMW_DECIDE_TIMEOUT)
                          : FTMW_DECIDE_RECV;
-  int followed = w->from != FROM_ONE
-                     ? ftmw_rep_follow(kind, -1, &decided_rank, &decided_seq)
-                     : 0;
+  int followed =
+      w->from != FROM_ONE
+          ? ftmw_rep_follow(cx, kind, -1, &decided_rank, &decided_seq)
+          : 0;
   if (followed) {
     decided = 1;
     if (followed == FTMW_DECIDE_TERM) /* the primary's reported SIGTERM */
-      return terminated(w);
+      return terminated(cx, w);
     if (decided_rank == 0) /* TIMEOUT: the primary's receive gave up */
-      return timed_out(w);
-    p = &st.workers[decided_rank];
+      return timed_out(cx, w);
+    p = &cx->st.workers[decided_rank];
   }
-  if (p && ftmw_is_master() && w->from != FROM_POSTED)
-    ftmw_rep_begin(p);
+  if (p && ftmw_is_master(cx) && w->from != FROM_POSTED)
+    ftmw_rep_begin(cx, p);
   for (;;) {
-    if (!ftmw_is_master())
-      p = ftmw_peer_of(0); /* the primary may change while we wait */
+    if (!ftmw_is_master(cx))
+      p = ftmw_peer_of(cx, 0); /* the primary may change while we wait */
     /* A decision naming a message: the primary took it, so its copy
      * here, if still unconfirmed, is confirmed by that. */
     if (decided && decided_seq != 0 && ftmw_match_seq(p, decided_seq) == NULL)
-      ftmw_inbox_confirm_locked(p, decided_seq);
+      ftmw_inbox_confirm_locked(cx, p, decided_seq);
     ftmw_msg *m =
         decided ? (decided_seq ? ftmw_match_seq(p, decided_seq) : NULL)
         : w->from == FROM_ONE
-            ? ftmw_match_peer(ftmw_is_master() ? p : &st.masters[0], w->tag)
+            ? ftmw_match_peer(ftmw_is_master(cx) ? p : &cx->st.masters[0],
+                              w->tag)
         : w->from == FROM_ANY
-            ? ftmw_match_any(&st.arrivals, w->tag)
-            : ftmw_match_posted(&st.arrivals, st.workers, job.W, posted);
+            ? ftmw_match_any(&cx->st.arrivals, w->tag)
+            : ftmw_match_posted(&cx->st.arrivals, cx->st.workers, cx->job.W,
+                                posted);
     /* From several sources, in the primary: an exchange with m's sender. */
     if (m != NULL && !decided && w->from != FROM_ONE &&
-        ftmw_rep_begin(&st.workers[m->source]))
+        ftmw_rep_begin(cx, &cx->st.workers[m->source]))
       continue;
     if (m != NULL) {
       size_t bytes, size;
-      void *buf = buffer_for(w, m->source, &bytes, &size);
+      void *buf = buffer_for(cx, w, m->source, &bytes, &size);
       w->rank = m->source;
       if (!w->take && too_big(m, bytes, size, w->status)) {
         if (decided) /* the retry with a larger buffer takes it */
           ftmw_rep_unfollow(FTMW_DECIDE_RECV, decided_rank, decided_seq);
-        uv_mutex_unlock(&st.lock);
+        uv_mutex_unlock(&cx->st.lock);
         ftmw_fail(FT_ERR_TRUNCATE);
         return -1;
       }
       ftmw_match_take(m);
       int kept = 0;
-      if (ftmw_is_master()) {
+      if (ftmw_is_master(cx)) {
         if (w->from != FROM_ONE && !decided)
-          ftmw_rep_decide(FTMW_DECIDE_RECV, m->source, m->seq);
-        kept = ftmw_rep_end(&st.workers[m->source], 1, m);
+          ftmw_rep_decide(cx, FTMW_DECIDE_RECV, m->source, m->seq);
+        kept = ftmw_rep_end(cx, &cx->st.workers[m->source], 1, m);
       }
-      uv_mutex_unlock(&st.lock);
-      return w->take ? hand_over(m, kept, w->take, w->status)
-                     : deliver(m, kept, buf, size, w->status);
+      uv_mutex_unlock(&cx->st.lock);
+      return w->take ? hand_over(cx, m, kept, w->take, w->status)
+                     : deliver(cx, m, kept, buf, size, w->status);
     }
     if (decided && decided_seq != 0 && ftmw_peer_is_up(p)) {
-      ftmw_wait_locked(-1); /* the copy is on its way */
+      ftmw_wait_locked(cx, -1); /* the copy is on its way */
       continue;
     }
-    if (!decided && terminated_now(w)) { /* before any failure: stop */
+    if (!decided && terminated_now(cx, w)) { /* before any failure: stop */
       if (w->from != FROM_ONE)
-        ftmw_rep_decide(FTMW_DECIDE_TERM, 0, 0);
-      return terminated(w);
+        ftmw_rep_decide(cx, FTMW_DECIDE_TERM, 0, 0);
+      return terminated(cx, w);
     }
     /* A master whose worker died before its copy came: the primary's
      * verdict says whether this call succeeded there (then its data is
      * queued here now) or reports the failure. Either way the queue is
      * looked at again: a master that took over may have been sent the
      * data meanwhile by a replica that held it (ftmw-sim seed 9690). */
-    if (p && ftmw_is_master() && ftmw_peer_is_failed(p) && !verdict_asked &&
+    if (p && ftmw_is_master(cx) && ftmw_peer_is_failed(p) && !verdict_asked &&
         (!decided || decided_seq != 0)) {
       verdict_asked = 1;
-      ftmw_rep_verdict(p);
+      ftmw_rep_verdict(cx, p);
       continue;
     }
     int rc;
     if (p) { /* one source, or the one the primary's call reported */
       w->rank = p->id;
-      rc = decided && decided_seq == 0 ? ftmw_decided_gone_locked(p, w->call)
-                                       : ftmw_peer_gone_locked(p, w->call);
-      if (rc == FT_ERR_PEER_FAILED && ftmw_is_master() &&
+      rc = decided && decided_seq == 0
+               ? ftmw_decided_gone_locked(cx, p, w->call)
+               : ftmw_peer_gone_locked(cx, p, w->call);
+      if (rc == FT_ERR_PEER_FAILED && ftmw_is_master(cx) &&
           (!decided || decided_seq != 0))
-        ftmw_rep_end(p, 0, NULL);
+        ftmw_rep_end(cx, p, 0, NULL);
     } else {
       int again;
-      rc = undecided_failure_locked(w, &again);
+      rc = undecided_failure_locked(cx, w, &again);
       if (again)
         continue;
     }
     if (rc != FT_SUCCESS) {
-      uv_mutex_unlock(&st.lock);
+      uv_mutex_unlock(&cx->st.lock);
       ftmw_set_status(w->status, w->rank, w->tag, 0, rc);
       ftmw_fail(rc);
       /* A result the program waited for will not come (FT_ERRORS). */
-      if (rc == FT_ERR_PEER_FAILED && ftmw_is_master() && w->rank >= 1)
-        ftmw_told_by_recv(&st.workers[w->rank], w->from == FROM_ANY);
+      if (rc == FT_ERR_PEER_FAILED && ftmw_is_master(cx) && w->rank >= 1)
+        ftmw_told_by_recv(&cx->st.workers[w->rank], w->from == FROM_ANY);
       return -1;
     }
     int64_t ms = -1;
     if (w->deadline != 0) {
       uint64_t now = ftmw_now_ms();
       if (now >= w->deadline) { /* replicas time out at the same call */
-        ftmw_rep_decide(FTMW_DECIDE_TIMEOUT, 0, 0);
-        return timed_out(w);
+        ftmw_rep_decide(cx, FTMW_DECIDE_TIMEOUT, 0, 0);
+        return timed_out(cx, w);
       }
       ms = (int64_t)(w->deadline - now);
     }
-    ftmw_wait_locked(ms);
+    ftmw_wait_locked(cx, ms);
   }
 }
 
 /* Runs receive w from source (FT_ANY_SOURCE or a rank), its arguments
  * checked; *timed (if not NULL): it timed out. Returns what it received,
  * or 0 (the error set). */
-static int recv_from(recv_want *w, int source, int *timed) {
-  if (ftmw_source_peer(source, &w->p) != FT_SUCCESS) {
+static int recv_from(ftmw_ctx *cx, recv_want *w, int source, int *timed) {
+  if (ftmw_source_peer(cx, source, &w->p) != FT_SUCCESS) {
     ftmw_set_status(w->status, source, w->tag, 0, FT_ERR_RANK);
     return 0;
   }
   if (w->p)
     w->from = FROM_ONE;
   ftmw_fault_hit(FTMW_FAULT_RECV_ENTER);
-  uv_mutex_lock(&st.lock);
-  int n = complete(w);
+  uv_mutex_lock(&cx->st.lock);
+  int n = complete(cx, w);
   if (timed)
     *timed = w->timed_out;
   return n < 0 ? 0 : n;
@@ -383,13 +384,13 @@ static uint64_t deadline_in(int64_t ms) {
   return deadline ? deadline : 1;
 }
 
-int ftmw_recv(const char *call, void *buf, int count, FT_Datatype type,
-              int source, int tag, FT_Status *status) {
+int ftmw_recv(ftmw_ctx *cx, const char *call, void *buf, int count,
+              FT_Datatype type, int source, int tag, FT_Status *status) {
   ftmw_set_status(status, source, tag, 0, FT_SUCCESS);
-  if (!st.initialized)
+  if (!cx->st.initialized)
     return ftmw_fail(FT_ERR_NOT_INITIALIZED);
   size_t bytes;
-  int rc = ftmw_check_buffer(buf, count, type, &bytes);
+  int rc = ftmw_check_buffer(cx, buf, count, type, &bytes);
   if (rc == FT_SUCCESS && tag < 0 && tag != FT_ANY_TAG)
     rc = FT_ERR_TAG;
   if (rc != FT_SUCCESS) {
@@ -399,17 +400,18 @@ int ftmw_recv(const char *call, void *buf, int count, FT_Datatype type,
   recv_want w = {.call = call, .from = FROM_ANY, .tag = tag, .buf = buf,
                  .bytes = bytes, .size = ft_type_size(type),
                  .status = status};
-  return recv_from(&w, source, NULL);
+  return recv_from(cx, &w, source, NULL);
 }
 
 int ftmw_recv_owned(int source, int tag, int64_t ms, ftmw_msg **m,
                     FT_Status *status, int *timed_out) {
+  ftmw_ctx *cx = &ftmw_default_ctx;
   *m = NULL;
   *timed_out = 0;
   ftmw_set_status(status, source, tag, 0, FT_SUCCESS);
-  int rc = !st.initialized ? FT_ERR_NOT_INITIALIZED
+  int rc = !cx->st.initialized            ? FT_ERR_NOT_INITIALIZED
            : tag < 0 && tag != FT_ANY_TAG ? FT_ERR_TAG
-           : ms >= 0 && (source != FT_ANY_SOURCE || !ftmw_is_master())
+           : ms >= 0 && (source != FT_ANY_SOURCE || !ftmw_is_master(cx))
                ? FT_ERR_ROLE
                : FT_SUCCESS;
   if (rc != FT_SUCCESS) {
@@ -419,28 +421,30 @@ int ftmw_recv_owned(int source, int tag, int64_t ms, ftmw_msg **m,
   recv_want w = {.call = "ft_recv", .from = FROM_ANY, .tag = tag,
                  .size = 1, .status = status, .deadline = deadline_in(ms),
                  .take = m};
-  recv_from(&w, source, timed_out);
+  recv_from(cx, &w, source, timed_out);
   return *m != NULL;
 }
 
 /* A receive the application makes: its tag may not be the library's. */
-static int app_recv(const char *call, void *buf, int count, FT_Datatype type,
-                    int source, int tag, FT_Status *status) {
+static int app_recv(ftmw_ctx *cx, const char *call, void *buf, int count,
+                    FT_Datatype type, int source, int tag, FT_Status *status) {
   if (ftmw_check_tag(tag, 1) != FT_SUCCESS) {
     ftmw_set_status(status, source, tag, 0, FT_ERR_TAG);
     return ftmw_fail(FT_ERR_TAG);
   }
-  return ftmw_recv(call, buf, count, type, source, tag, status);
+  return ftmw_recv(cx, call, buf, count, type, source, tag, status);
 }
 
 int ft_recv(void *buf, int count, FT_Datatype type, int source, int tag,
             FT_Status *status) {
-  return app_recv("ft_recv", buf, count, type, source, tag, status);
+  ftmw_ctx *cx = &ftmw_default_ctx;
+  return app_recv(cx, "ft_recv", buf, count, type, source, tag, status);
 }
 
 int ft_rcv(void *buf, int count, FT_Datatype type, int source, int tag,
            FT_Status *status) {
-  return app_recv("ft_rcv", buf, count, type, source, tag, status);
+  ftmw_ctx *cx = &ftmw_default_ctx;
+  return app_recv(cx, "ft_rcv", buf, count, type, source, tag, status);
 }
 
 /* --- probes ------------------------------------------------------------------ */
@@ -459,23 +463,23 @@ static uint64_t probe_value(const ftmw_msg *m) {
  * and the receive that follows waits for it (or asks the primary's
  * verdict if its sender dies first). Returns the decision's kind (st.lock
  * held), its rank and value in *rank and *v. */
-static int probe_locked(const char *call, ftmw_peer *p, int tag, int block,
-                        int *rank, uint64_t *v) {
-  int master = ftmw_is_master();
+static int probe_locked(ftmw_ctx *cx, const char *call, ftmw_peer *p, int tag,
+                        int block, int *rank, uint64_t *v) {
+  int master = ftmw_is_master(cx);
   int want = p && master ? p->id : -1;
   int kind = ftmw_rep_follow(
-      FTMW_DECIDE_OR(FTMW_DECIDE_PROBE, FTMW_DECIDE_PROBED), want, rank, v);
+      cx, FTMW_DECIDE_OR(FTMW_DECIDE_PROBE, FTMW_DECIDE_PROBED), want, rank, v);
   if (kind) {
     if (kind == FTMW_DECIDE_PROBED && *v != FT_SUCCESS &&
         *v != FT_ERR_TERMINATED && *rank >= 1)
-      ftmw_decided_gone_locked(&st.workers[*rank], call); /* here too */
+      ftmw_decided_gone_locked(cx, &cx->st.workers[*rank], call); /* here too */
     return kind;
   }
   for (int pass = 0;; pass++) {
     if (!master)
-      p = ftmw_peer_of(0); /* the primary may change while we wait */
-    ftmw_msg *m = p ? ftmw_match_peer(master ? p : &st.masters[0], tag)
-                    : ftmw_match_any(&st.arrivals, tag);
+      p = ftmw_peer_of(cx, 0); /* the primary may change while we wait */
+    ftmw_msg *m = p ? ftmw_match_peer(master ? p : &cx->st.masters[0], tag)
+                    : ftmw_match_any(&cx->st.arrivals, tag);
     if (m != NULL) {
       kind = FTMW_DECIDE_PROBE;
       *rank = m->source;
@@ -490,11 +494,11 @@ static int probe_locked(const char *call, ftmw_peer *p, int tag, int block,
     if (block && master && ftmw_term_requested())
       rc = FT_ERR_TERMINATED;
     else if (p == NULL)
-      rc = any_source_failure_locked(call, rank, &again);
-    else if (master && !ftmw_peer_is_up(p) && ftmw_rep_begin(p))
+      rc = any_source_failure_locked(cx, call, rank, &again);
+    else if (master && !ftmw_peer_is_up(p) && ftmw_rep_begin(cx, p))
       again = 1;
     else
-      rc = ftmw_peer_gone_locked(p, call);
+      rc = ftmw_peer_gone_locked(cx, p, call);
     if (again)
       continue;
     if (rc != FT_SUCCESS || (!block && pass > 0)) {
@@ -503,32 +507,33 @@ static int probe_locked(const char *call, ftmw_peer *p, int tag, int block,
       break;
     }
     /* ft_iprobe lets the I/O run once before it says "none". */
-    ftmw_wait_locked(block ? -1 : 0);
+    ftmw_wait_locked(cx, block ? -1 : 0);
   }
-  ftmw_rep_decide(kind, *rank, *v);
+  ftmw_rep_decide(cx, kind, *rank, *v);
   return kind;
 }
 
-static int probe(const char *call, int source, int tag, int block, int *flag,
-                 FT_Status *status) {
+static int probe(ftmw_ctx *cx, const char *call, int source, int tag, int block,
+                 int *flag, FT_Status *status) {
   if (flag)
     *flag = 0;
-  int rc = !st.initialized ? FT_ERR_NOT_INITIALIZED : ftmw_check_tag(tag, 1);
+  int rc =
+      !cx->st.initialized ? FT_ERR_NOT_INITIALIZED : ftmw_check_tag(tag, 1);
   if (rc == FT_SUCCESS && !block && flag == NULL)
     rc = FT_ERR_NULL_ARG;
   ftmw_set_status(status, source, tag, 0, rc);
   if (rc != FT_SUCCESS)
     return ftmw_fail(rc);
   ftmw_peer *p;
-  if (ftmw_source_peer(source, &p) != FT_SUCCESS) {
+  if (ftmw_source_peer(cx, source, &p) != FT_SUCCESS) {
     ftmw_set_status(status, source, tag, 0, FT_ERR_RANK);
     return 0;
   }
   int rank;
   uint64_t v;
-  uv_mutex_lock(&st.lock);
-  int kind = probe_locked(call, p, tag, block, &rank, &v);
-  uv_mutex_unlock(&st.lock);
+  uv_mutex_lock(&cx->st.lock);
+  int kind = probe_locked(cx, call, p, tag, block, &rank, &v);
+  uv_mutex_unlock(&cx->st.lock);
   if (kind == FTMW_DECIDE_PROBE) {
     size_t bytes = (size_t)(v & ((UINT64_C(1) << PROBE_BYTES_BITS) - 1));
     ftmw_set_status(status, rank, (int)(v >> PROBE_BYTES_BITS),
@@ -546,11 +551,13 @@ static int probe(const char *call, int source, int tag, int block, int *flag,
 }
 
 int ft_probe(int source, int tag, FT_Status *status) {
-  return probe("ft_probe", source, tag, 1, NULL, status);
+  ftmw_ctx *cx = &ftmw_default_ctx;
+  return probe(cx, "ft_probe", source, tag, 1, NULL, status);
 }
 
 int ft_iprobe(int source, int tag, int *flag, FT_Status *status) {
-  return probe("ft_iprobe", source, tag, 0, flag, status);
+  ftmw_ctx *cx = &ftmw_default_ctx;
+  return probe(cx, "ft_iprobe", source, tag, 0, flag, status);
 }
 
 int ft_get_count(const FT_Status *status, FT_Datatype type) {
@@ -596,13 +603,13 @@ static void post_done(ftmw_peer *p, int error) {
   } while (error != FT_SUCCESS && q->n > 0);
 }
 
-int ftmw_irecv(const char *call, int logged, void *buf, int count,
+int ftmw_irecv(ftmw_ctx *cx, const char *call, int logged, void *buf, int count,
                FT_Datatype type, int source, int tag) {
-  ftmw_peer *p = ftmw_master_peer(source);
+  ftmw_peer *p = ftmw_master_peer(cx, source);
   if (p == NULL)
     return 0;
   size_t bytes;
-  int rc = ftmw_check_buffer(buf, count, type, &bytes);
+  int rc = ftmw_check_buffer(cx, buf, count, type, &bytes);
   if (rc == FT_SUCCESS)
     rc = ftmw_check_tag(tag, 1);
   if (rc != FT_SUCCESS)
@@ -616,18 +623,19 @@ int ftmw_irecv(const char *call, int logged, void *buf, int count,
     return ftmw_fail(FT_ERR_NOMEM);
   /* A sender that has finished or died may still have its data queued.
    * Whether this call reports the failure is the primary's decision. */
-  uv_mutex_lock(&st.lock);
+  uv_mutex_lock(&cx->st.lock);
   int r;
   uint64_t v;
-  if (ftmw_rep_follow(FTMW_DECIDE_POST, source, &r, &v)) {
+  if (ftmw_rep_follow(cx, FTMW_DECIDE_POST, source, &r, &v)) {
     rc = (int)v;
     if (rc == FT_ERR_PEER_FAILED) /* reported here too, and traced */
-      ftmw_decided_gone_locked(p, call);
+      ftmw_decided_gone_locked(cx, p, call);
   } else {
-    rc = ftmw_match_peer(p, tag) ? FT_SUCCESS : ftmw_peer_gone_locked(p, call);
-    ftmw_rep_decide(FTMW_DECIDE_POST, source, (uint64_t)rc);
+    rc = ftmw_match_peer(p, tag) ? FT_SUCCESS
+                                 : ftmw_peer_gone_locked(cx, p, call);
+    ftmw_rep_decide(cx, FTMW_DECIDE_POST, source, (uint64_t)rc);
   }
-  uv_mutex_unlock(&st.lock);
+  uv_mutex_unlock(&cx->st.lock);
   if (rc != FT_SUCCESS) {
     /* Reported: nothing posted for p can complete any more. */
     if (--posts_of(p)->n > 0)
@@ -639,44 +647,49 @@ int ftmw_irecv(const char *call, int logged, void *buf, int count,
 }
 
 int ft_irecv(void *buf, int count, FT_Datatype type, int source, int tag) {
-  return ftmw_irecv("ft_irecv", 0, buf, count, type, source, tag);
+  ftmw_ctx *cx = &ftmw_default_ctx;
+  return ftmw_irecv(cx, "ft_irecv", 0, buf, count, type, source, tag);
 }
 
-int ftmw_wait(const char *call, int rank) {
-  ftmw_peer *p = ftmw_master_peer(rank);
+int ftmw_wait(ftmw_ctx *cx, const char *call, int rank) {
+  ftmw_peer *p = ftmw_master_peer(cx, rank);
   if (p == NULL)
     return 0;
   const ftmw_post *q = oldest_post(p);
   if (q == NULL)
     return ftmw_fail(FT_ERR_NOT_POSTED);
-  int n = ftmw_recv(call, q->buf, q->count, q->type, rank, q->tag, NULL);
+  int n = ftmw_recv(cx, call, q->buf, q->count, q->type, rank, q->tag, NULL);
   int error = ftmw_last_error();
   if (error != FT_ERR_TRUNCATE && error != FT_ERR_TERMINATED) /* it stays */
     post_done(p, error);
   return n;
 }
 
-int ft_wait(int rank) { return ftmw_wait("ft_wait", rank); }
+int ft_wait(int rank) {
+  ftmw_ctx *cx = &ftmw_default_ctx;
+  return ftmw_wait(cx, "ft_wait", rank);
+}
 
 int ft_waitany(int *rank) {
+  ftmw_ctx *cx = &ftmw_default_ctx;
   if (rank == NULL)
     return ftmw_fail(FT_ERR_NULL_ARG), -1;
   *rank = 0;
-  if (!st.initialized)
+  if (!cx->st.initialized)
     return ftmw_fail(FT_ERR_NOT_INITIALIZED), -1;
-  if (!ftmw_is_master())
+  if (!ftmw_is_master(cx))
     return ftmw_fail(FT_ERR_ROLE), -1;
   int posted = 0;
-  for (int r = 1; r <= job.W && !posted; r++)
-    posted = posts_of(&st.workers[r])->n > 0;
+  for (int r = 1; r <= cx->job.W && !posted; r++)
+    posted = posts_of(&cx->st.workers[r])->n > 0;
   if (!posted)
     return ftmw_fail(FT_ERR_NONE_POSTED), -1;
   recv_want w = {.call = "ft_waitany", .from = FROM_POSTED};
-  uv_mutex_lock(&st.lock);
-  int n = complete(&w);
+  uv_mutex_lock(&cx->st.lock);
+  int n = complete(cx, &w);
   int error = ftmw_last_error();
   *rank = w.rank;
   if (w.rank >= 1 && error != FT_ERR_TRUNCATE)
-    post_done(&st.workers[w.rank], error);
+    post_done(&cx->st.workers[w.rank], error);
   return n < 0 ? -1 : w.rank;
 }

@@ -23,8 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define st ftmw_st
-#define job ftmw_job
 #define rs ftmw_rep
 
 /* --- state and link ------------------------------------------------------- */
@@ -58,16 +56,17 @@ void ftmw_rep_free(int W) {
   }
 }
 
-static int with_replicas(void) {
-  return job.M > 0 && job.role == FTMW_ROLE_MASTER;
+static int with_replicas(ftmw_ctx *cx) {
+  return cx->job.M > 0 && cx->job.role == FTMW_ROLE_MASTER;
 }
 
 /* The transport, as the protocol uses it (see ftmw_rep_link). */
-static void transport_send(int k, int type, int tag, unsigned flags,
-                           uint64_t seq, const void *data, size_t len) {
+static void transport_send(ftmw_ctx *cx, int k, int type, int tag,
+                           unsigned flags, uint64_t seq, const void *data,
+                           size_t len) {
   ftmw_op op = {.out = {.seq = seq}};
-  ftmw_op_frame(&op, &st.masters[k], type, tag, flags, data, len);
-  ftmw_transport_submit(&op, 1);
+  ftmw_op_frame(cx, &op, &cx->st.masters[k], type, tag, flags, data, len);
+  ftmw_transport_submit(cx, &op, 1);
   ftmw_op_wait_locked(&op);
 }
 
@@ -82,9 +81,9 @@ void ftmw_rep_use_link(const ftmw_rep_link *l) {
 }
 
 /* Sends a frame without ACK to master k and waits until it is written. */
-static void send_master(int k, int type, int tag, unsigned flags, uint64_t seq,
-                        const void *data, size_t len) {
-  link_->send(k, type, tag, flags, seq, data, len);
+static void send_master(ftmw_ctx *cx, int k, int type, int tag, unsigned flags,
+                        uint64_t seq, const void *data, size_t len) {
+  link_->send(cx, k, type, tag, flags, seq, data, len);
 }
 
 /* A replica whose program did not make the call the primary decided: it
@@ -116,33 +115,34 @@ static ftmw_msg *kept_of(const ftmw_peer *p, const ftmw_msg *m) {
 }
 
 /* Sends KEPT k to master to, or (to < 0) to every live replica. */
-static void send_kept(int to, const ftmw_msg *k, unsigned flags) {
-  for (int m = 0; m <= job.M; m++)
-    if (ftmw_rep_alive(m) && (to < 0 || m == to))
-      send_master(m, FTMW_FRAME_KEPT, k->tag, flags, k->seq, k->data, k->len);
+static void send_kept(ftmw_ctx *cx, int to, const ftmw_msg *k, unsigned flags) {
+  for (int m = 0; m <= cx->job.M; m++)
+    if (ftmw_rep_alive(cx, m) && (to < 0 || m == to))
+      send_master(cx, m, FTMW_FRAME_KEPT, k->tag, flags, k->seq, k->data,
+                  k->len);
 }
 
 /* Sends the verdict on worker p's exchange n to master to, or (to < 0)
  * every live replica, after the data this master kept if the exchange
  * received some. Returns 0 if it could not (out of memory). */
-static int tell_verdict_to(int to, ftmw_peer *p, uint64_t n) {
+static int tell_verdict_to(ftmw_ctx *cx, int to, ftmw_peer *p, uint64_t n) {
   const ftmw_rep_outcome *o = ftmw_rep_outcome_of(ftmw_rep_of(p->id), n);
   if (o == NULL) /* dropped: no live replica had it to do (a bug) */
     ftmw_log("master %d: the outcome of exchange %llu with worker %d, asked "
-             "for, is no longer kept: reported as a failure", job.id,
-             (unsigned long long)n, p->id);
+             "for, is no longer kept: reported as a failure",
+             cx->job.id, (unsigned long long)n, p->id);
   int ok = o != NULL && o->ok;
   if (ok && o->msg != NULL) { /* the data the replicas may not have */
     ftmw_msg *k = kept_of(p, o->msg);
     if (k == NULL)
       return 0;
-    send_kept(to, k, 0);
+    send_kept(cx, to, k, 0);
     ftmw_msg_free(k);
   }
-  for (int k = 0; k <= job.M; k++)
-    if (ftmw_rep_alive(k) && (to < 0 || k == to)) {
-      send_master(k, FTMW_FRAME_VERDICT, p->id, ok ? FTMW_FLAG_OK : 0, n, NULL,
-                  0);
+  for (int k = 0; k <= cx->job.M; k++)
+    if (ftmw_rep_alive(cx, k) && (to < 0 || k == to)) {
+      send_master(cx, k, FTMW_FRAME_VERDICT, p->id, ok ? FTMW_FLAG_OK : 0, n,
+                  NULL, 0);
       ftmw_trace("verdict_sent", "\"replica\":%d,\"worker\":%d,\"call\":%llu,"
                  "\"ok\":%d", k, p->id, (unsigned long long)n, ok);
     }
@@ -150,8 +150,8 @@ static int tell_verdict_to(int to, ftmw_peer *p, uint64_t n) {
 }
 
 /* Primary: the verdict on worker p's exchange n to every live replica. */
-static int tell_verdict(ftmw_peer *p, uint64_t n) {
-  return tell_verdict_to(-1, p, n);
+static int tell_verdict(ftmw_ctx *cx, ftmw_peer *p, uint64_t n) {
+  return tell_verdict_to(cx, -1, p, n);
 }
 
 /* Primary: answers the replicas that suspect worker p's exchange n. The
@@ -159,23 +159,23 @@ static int tell_verdict(ftmw_peer *p, uint64_t n) {
  * yet then follows it without asking, and whichever replica takes over
  * has it if any other has. Out of memory, it is tried again at the next
  * ftmw_rep_serve. */
-static void answer(ftmw_peer *p, uint64_t n) {
+static void answer(ftmw_ctx *cx, ftmw_peer *p, uint64_t n) {
   ftmw_rep_worker *w = ftmw_rep_of(p->id);
   if (w->answered_n != n) {
-    if (!tell_verdict(p, n))
+    if (!tell_verdict(cx, p, n))
       return;
     w->answered_n = n;
   }
-  for (int k = 0; k <= job.M; k++)
+  for (int k = 0; k <= cx->job.M; k++)
     if (w->suspect_by[k] == n)
       w->suspect_by[k] = 0;
 }
 
-static void send_decision(int k, const ftmw_decision *d) {
+static void send_decision(ftmw_ctx *cx, int k, const ftmw_decision *d) {
   uint8_t b[FTMW_DECIDE_SIZE] = {0};
   ftmw_put32(b, (uint32_t)d->rank);
   ftmw_put64(b + 8, d->value);
-  send_master(k, FTMW_FRAME_DECIDE, d->kind, 0, d->number, b, sizeof(b));
+  send_master(cx, k, FTMW_FRAME_DECIDE, d->kind, 0, d->number, b, sizeof(b));
 }
 
 /* Sends master k, as KEPT, every message of worker p that this master
@@ -185,13 +185,13 @@ static void send_decision(int k, const ftmw_decision *d) {
  * decide without it (ftmw-sim seed 9690: it reported the worker's
  * failure where this replica received the message). Copied first: the
  * lock is released while each goes. */
-static void send_inbox(int k, ftmw_peer *p) {
+static void send_inbox(ftmw_ctx *cx, int k, ftmw_peer *p) {
   size_t n = 0, i = 0, confirmed;
   ftmw_qnode *q;
   ftmw_q_foreach(q, &p->inbox) n++;
   confirmed = n;
   ftmw_q_foreach(q, &p->unconfirmed) n++;
-  if (n == 0 || !ftmw_rep_alive(k))
+  if (n == 0 || !ftmw_rep_alive(cx, k))
     return;
   ftmw_msg **v = calloc(n, sizeof(*v));
   if (v == NULL)
@@ -202,7 +202,7 @@ static void send_inbox(int k, ftmw_peer *p) {
   for (i = 0; i < n && (v[i] = kept_of(p, v[i])) != NULL; i++)
     ;
   for (size_t j = 0; j < i; j++) {
-    send_kept(k, v[j], j < confirmed ? 0 : FTMW_FLAG_UNCONFIRMED);
+    send_kept(cx, k, v[j], j < confirmed ? 0 : FTMW_FLAG_UNCONFIRMED);
     ftmw_msg_free(v[j]);
   }
   free(v);
@@ -213,23 +213,24 @@ static void send_inbox(int k, ftmw_peer *p) {
  * alone (a partition held the others' copy), and the master that took
  * over must follow them (a receive's data, if it succeeded, went as KEPT
  * first: it is in this master's inbox, or unconfirmed). */
-static void send_verdicts(int k, int r) {
+static void send_verdicts(ftmw_ctx *cx, int k, int r) {
   const ftmw_rep_worker *w = &rs.workers[r];
   for (size_t i = 0; i < sizeof(w->verdicts) / sizeof(w->verdicts[0]); i++)
-    if (w->verdicts[i].n > w->calls && ftmw_rep_alive(k))
-      send_master(k, FTMW_FRAME_VERDICT, r, w->verdicts[i].ok ? FTMW_FLAG_OK : 0,
-                  w->verdicts[i].n, NULL, 0);
+    if (w->verdicts[i].n > w->calls && ftmw_rep_alive(cx, k))
+      send_master(cx, k, FTMW_FRAME_VERDICT, r,
+                  w->verdicts[i].ok ? FTMW_FLAG_OK : 0, w->verdicts[i].n, NULL,
+                  0);
 }
 
 /* Sends master k the last decisions this master received, oldest first:
  * what k lacks of them it queues, the rest are duplicates. */
-static void send_history(int k) {
+static void send_history(ftmw_ctx *cx, int k) {
   uint64_t from = rs.dec_rcvd >= FTMW_REP_HISTORY
                       ? rs.dec_rcvd - FTMW_REP_HISTORY + 1
                       : 1;
-  for (uint64_t n = from; n <= rs.dec_rcvd && ftmw_rep_alive(k); n++)
+  for (uint64_t n = from; n <= rs.dec_rcvd && ftmw_rep_alive(cx, k); n++)
     if (rs.history[n % FTMW_REP_HISTORY].number == n)
-      send_decision(k, &rs.history[n % FTMW_REP_HISTORY]);
+      send_decision(cx, k, &rs.history[n % FTMW_REP_HISTORY]);
 }
 
 /* A master that took over and got from one replica (its history, before
@@ -239,12 +240,12 @@ static void send_history(int k) {
  * for it, and refuses this master's next decision as out of order. Only
  * with three replicas or more: with two, the one that had it is the
  * other. */
-static void fill_gaps(void) {
-  for (int k = 0; k <= job.M && rs.took_over; k++)
-    if (ftmw_rep_alive(k) && rs.synced[k] && !rs.filled[k] &&
+static void fill_gaps(ftmw_ctx *cx) {
+  for (int k = 0; k <= cx->job.M && rs.took_over; k++)
+    if (ftmw_rep_alive(cx, k) && rs.synced[k] && !rs.filled[k] &&
         rs.dec_held[k] < rs.learned) {
       rs.filled[k] = 1;
-      send_history(k);
+      send_history(cx, k);
     }
 }
 
@@ -258,15 +259,15 @@ static void fill_gaps(void) {
  * ACKed (ftmw-sim seed 32094: a partition held the worker's ACKED to the
  * master that took over, which reported the send failed where this
  * replica had completed it), the decisions it received, SYNC. */
-static void primary_changed(void) {
-  rs.seen_primary = st.primary;
-  if (st.primary == job.id) {
+static void primary_changed(ftmw_ctx *cx) {
+  rs.seen_primary = cx->st.primary;
+  if (cx->st.primary == cx->job.id) {
     ftmw_trace("role_change", "\"role\":\"primary\",\"decisions\":%llu",
                (unsigned long long)rs.dec_rcvd);
-    ftmw_log("master %d takes over as primary", job.id);
+    ftmw_log("master %d takes over as primary", cx->job.id);
     rs.took_over = 1; /* once: a primary never steps down and stays */
-    for (int k = 0; k <= job.M; k++)
-      send_history(k);
+    for (int k = 0; k <= cx->job.M; k++)
+      send_history(cx, k);
     return;
   }
   /* It reports the exchanges it has completed (its DONEs went to the old
@@ -274,27 +275,29 @@ static void primary_changed(void) {
    * which this replica holds (ftmw-sim seed 5347: one held by a partition
    * on its way there): it gets them, then SYNC, after which it knows all
    * this replica knows, before it decides anything. */
-  for (int r = 1; r <= job.W; r++) {
-    if (rs.workers[r].calls > 0 && ftmw_peer_is_up(&st.masters[st.primary]))
-      send_master(st.primary, FTMW_FRAME_DONE, r, 0, rs.workers[r].calls,
-                  NULL, 0);
+  for (int r = 1; r <= cx->job.W; r++) {
+    if (rs.workers[r].calls > 0 &&
+        ftmw_peer_is_up(&cx->st.masters[cx->st.primary]))
+      send_master(cx, cx->st.primary, FTMW_FRAME_DONE, r, 0,
+                  rs.workers[r].calls, NULL, 0);
   }
-  for (int r = 1; r <= job.W; r++) {
-    send_inbox(st.primary, &st.workers[r]);
-    send_verdicts(st.primary, r);
-    if (rs.workers[r].acked_seq > 0 && ftmw_rep_alive(st.primary))
-      send_master(st.primary, FTMW_FRAME_ACKED, r, 0, rs.workers[r].acked_seq,
-                  NULL, 0);
+  for (int r = 1; r <= cx->job.W; r++) {
+    send_inbox(cx, cx->st.primary, &cx->st.workers[r]);
+    send_verdicts(cx, cx->st.primary, r);
+    if (rs.workers[r].acked_seq > 0 && ftmw_rep_alive(cx, cx->st.primary))
+      send_master(cx, cx->st.primary, FTMW_FRAME_ACKED, r, 0,
+                  rs.workers[r].acked_seq, NULL, 0);
   }
-  send_history(st.primary);
-  if (ftmw_rep_alive(st.primary))
-    send_decision(st.primary, &(ftmw_decision){.kind = FTMW_DECIDE_SYNC,
-                                               .number = rs.dec_rcvd});
+  send_history(cx, cx->st.primary);
+  if (ftmw_rep_alive(cx, cx->st.primary))
+    send_decision(
+        cx, cx->st.primary,
+        &(ftmw_decision){.kind = FTMW_DECIDE_SYNC, .number = rs.dec_rcvd});
 }
 
-static int flush_primary_call(void);
+static int flush_primary_call(ftmw_ctx *cx);
 
-static int replicated_serve(void) {
+static int replicated_serve(ftmw_ctx *cx) {
   static int serving;
   if (serving)
     return 0;
@@ -302,30 +305,30 @@ static int replicated_serve(void) {
   /* Telling a decision waits for its write, running the loop: what
    * came meanwhile (a replica's DONE) may be the change the caller waits
    * for, so it counts as an answer. */
-  int n = flush_primary_call();
-  if (st.primary != rs.seen_primary) {
-    primary_changed();
+  int n = flush_primary_call(cx);
+  if (cx->st.primary != rs.seen_primary) {
+    primary_changed(cx);
     n++;
   }
-  for (int r = 1; r <= job.W && job.id == st.primary; r++) {
+  for (int r = 1; r <= cx->job.W && cx->job.id == cx->st.primary; r++) {
     ftmw_rep_worker *w = &rs.workers[r];
-    for (int k = 0; k <= job.M; k++) {
-      if (w->suspect_by[k] != 0 && !ftmw_rep_alive(k))
+    for (int k = 0; k <= cx->job.M; k++) {
+      if (w->suspect_by[k] != 0 && !ftmw_rep_alive(cx, k))
         w->suspect_by[k] = 0; /* nobody waits for the answer */
       if (w->suspect_by[k] != 0 && w->suspect_by[k] <= w->calls) {
-        answer(&st.workers[r], w->suspect_by[k]);
+        answer(cx, &cx->st.workers[r], w->suspect_by[k]);
         n++;
       }
     }
   }
   /* A replica answers a primary that took over behind it, about an
    * exchange it has completed (its own data, if a receive's). */
-  for (int r = 1; r <= job.W && job.id != st.primary; r++) {
+  for (int r = 1; r <= cx->job.W && cx->job.id != cx->st.primary; r++) {
     ftmw_rep_worker *w = &rs.workers[r];
-    uint64_t asked = w->suspect_by[st.primary];
+    uint64_t asked = w->suspect_by[cx->st.primary];
     if (asked != 0 && asked <= w->calls) {
-      w->suspect_by[st.primary] = 0;
-      tell_verdict_to(st.primary, &st.workers[r], asked);
+      w->suspect_by[cx->st.primary] = 0;
+      tell_verdict_to(cx, cx->st.primary, &cx->st.workers[r], asked);
       n++;
     }
   }
@@ -333,53 +336,54 @@ static int replicated_serve(void) {
   return n;
 }
 
-static int replicated_begin(ftmw_peer *p) {
+static int replicated_begin(ftmw_ctx *cx, ftmw_peer *p) {
   const ftmw_rep_worker *w = ftmw_rep_of(p->id);
-  if (job.id != st.primary || w->calls == 0)
+  if (cx->job.id != cx->st.primary || w->calls == 0)
     return 0;
   int waited = 0;
-  for (int k = 0; k <= job.M; k++)
-    while (ftmw_rep_alive(k) && w->done_by[k] < w->calls) {
-      ftmw_wait_locked(-1); /* which answers the replicas' SUSPECTs */
+  for (int k = 0; k <= cx->job.M; k++)
+    while (ftmw_rep_alive(cx, k) && w->done_by[k] < w->calls) {
+      ftmw_wait_locked(cx, -1); /* which answers the replicas' SUSPECTs */
       waited = 1;
     }
   return waited;
 }
 
-static void replicated_decide(int kind, int rank, uint64_t value) {
-  if (job.id != st.primary)
+static void replicated_decide(ftmw_ctx *cx, int kind, int rank,
+                              uint64_t value) {
+  if (cx->job.id != cx->st.primary)
     return;
   /* A master that has just taken over resends the old primary's last
    * decision first: a replica that missed it would take a new one for
    * out of order. */
-  if (st.primary != rs.seen_primary)
-    primary_changed();
-  flush_primary_call(); /* decisions go out in the order they were made */
-  fill_gaps();
+  if (cx->st.primary != rs.seen_primary)
+    primary_changed(cx);
+  flush_primary_call(cx); /* decisions go out in the order they were made */
+  fill_gaps(cx);
   ftmw_decision d = {.kind = kind, .rank = rank, .value = value,
                      .number = ++rs.dec_taken};
-  for (int k = 0; k <= job.M; k++)
-    if (ftmw_rep_alive(k))
-      send_decision(k, &d);
+  for (int k = 0; k <= cx->job.M; k++)
+    if (ftmw_rep_alive(cx, k))
+      send_decision(cx, k, &d);
 }
 
 /* Whether a master that took over has every live replica's SYNC (else
  * a replica may hold a decision of the old primary that it lacks). */
-static int synced(void) {
-  if (st.primary != rs.seen_primary)
-    primary_changed();
-  for (int k = 0; k <= job.M && rs.took_over; k++)
-    if (ftmw_rep_alive(k) && !rs.synced[k])
+static int synced(ftmw_ctx *cx) {
+  if (cx->st.primary != rs.seen_primary)
+    primary_changed(cx);
+  for (int k = 0; k <= cx->job.M && rs.took_over; k++)
+    if (ftmw_rep_alive(cx, k) && !rs.synced[k])
       return 0;
   return 1;
 }
 
-static int replicated_follow(int kind, int want_rank, int *rank,
+static int replicated_follow(ftmw_ctx *cx, int kind, int want_rank, int *rank,
                              uint64_t *value) {
   while (ftmw_q_empty(&rs.decisions)) {
-    if (!ftmw_is_replica() && synced())
+    if (!ftmw_is_replica(cx) && synced(cx))
       return 0;
-    ftmw_wait_locked(-1);
+    ftmw_wait_locked(cx, -1);
   }
   ftmw_decision *d =
       FTMW_CONTAINER_OF(ftmw_q_head(&rs.decisions), ftmw_decision, node);
@@ -399,29 +403,29 @@ static int replicated_follow(int kind, int want_rank, int *rank,
   return kind;
 }
 
-static int replicated_end(ftmw_peer *p, int ok, ftmw_msg *m) {
+static int replicated_end(ftmw_ctx *cx, ftmw_peer *p, int ok, ftmw_msg *m) {
   ftmw_rep_worker *w = ftmw_rep_of(p->id);
   w->calls++;
-  int kept = ftmw_rep_keep_outcome(w, ok, m);
+  int kept = ftmw_rep_keep_outcome(cx, w, ok, m);
   /* The primary tells a failure at once, before any later decision: a
    * replica whose primary dies then knows that a decision it holds from
    * it, or a later DATA's ACKED, came after a success (went_past). Not
    * when no live replica can still ask (ftmw_rep_keep_outcome kept
    * nothing). */
-  if (!ok && job.id == st.primary && w->answered_n != w->calls &&
-      ftmw_rep_outcome_of(w, w->calls) != NULL && tell_verdict(p, w->calls))
+  if (!ok && cx->job.id == cx->st.primary && w->answered_n != w->calls &&
+      ftmw_rep_outcome_of(w, w->calls) != NULL && tell_verdict(cx, p, w->calls))
     w->answered_n = w->calls;
   /* A replica tells the primary, which holds the next exchange until
    * every replica is done with this one, and the other replicas, which
    * keep its outcome until then (one of them may become the primary). So
    * does a master that took over: it may be behind a replica, which keeps
    * what it may still ask until its DONE. */
-  for (int k = 0; k <= job.M && (ftmw_is_replica() || rs.took_over); k++)
-    if (ftmw_rep_alive(k))
-      send_master(k, FTMW_FRAME_DONE, p->id, 0, w->calls, NULL, 0);
+  for (int k = 0; k <= cx->job.M && (ftmw_is_replica(cx) || rs.took_over); k++)
+    if (ftmw_rep_alive(cx, k))
+      send_master(cx, k, FTMW_FRAME_DONE, p->id, 0, w->calls, NULL, 0);
   /* A primary can now answer SUSPECTs of this exchange; a master that
    * became primary takes over. */
-  replicated_serve();
+  replicated_serve(cx);
   return kept;
 }
 
@@ -437,10 +441,10 @@ static int replicated_end(ftmw_peer *p, int ok, ftmw_msg *m) {
  * master is failed in the end (FT_TIMEOUT_MS), fenced if alive; one that
  * still reaches an old primary alive (one replica, a partition between
  * the masters alone) never marks: docs/replicas.md, Limits. */
-static int marked(void) {
-  for (int r = 1; r <= job.W; r++)
-    if (ftmw_peer_is_up(&st.workers[r]) &&
-        rs.workers[r].marked != (uint64_t)st.workers[r].epoch + 1)
+static int marked(ftmw_ctx *cx) {
+  for (int r = 1; r <= cx->job.W; r++)
+    if (ftmw_peer_is_up(&cx->st.workers[r]) &&
+        rs.workers[r].marked != (uint64_t)cx->st.workers[r].epoch + 1)
       return 0;
   return 1;
 }
@@ -453,26 +457,26 @@ static int marked(void) {
  * tells a failure before going on (replicated_end), it went past that
  * exchange with a success. Asked once every live worker's ACKEDs are in
  * (marked). */
-static int went_past(void) {
+static int went_past(ftmw_ctx *cx) {
   if (!ftmw_q_empty(&rs.decisions))
     return 1;
-  for (int r = 1; r <= job.W; r++)
+  for (int r = 1; r <= cx->job.W; r++)
     if (rs.workers[r].acked_seq > rs.workers[r].numbered)
       return 1;
   return 0;
 }
 
-void ftmw_rep_before_data(void) {
-  if (!with_replicas() || job.id != st.primary)
+void ftmw_rep_before_data(ftmw_ctx *cx) {
+  if (!with_replicas(cx) || cx->job.id != cx->st.primary)
     return;
-  flush_primary_call(); /* an ft_is_primary the program acts on */
-  fill_gaps();
-  for (int k = 0; k <= job.M; k++)
-    while (ftmw_rep_alive(k) && rs.dec_held[k] < rs.dec_taken)
-      ftmw_wait_locked(-1);
+  flush_primary_call(cx); /* an ft_is_primary the program acts on */
+  fill_gaps(cx);
+  for (int k = 0; k <= cx->job.M; k++)
+    while (ftmw_rep_alive(cx, k) && rs.dec_held[k] < rs.dec_taken)
+      ftmw_wait_locked(cx, -1);
 }
 
-static int replicated_verdict(ftmw_peer *p, int send) {
+static int replicated_verdict(ftmw_ctx *cx, ftmw_peer *p, int send) {
   const ftmw_rep_worker *w = ftmw_rep_of(p->id);
   uint64_t n = w->calls + 1;
   int asked = -1;
@@ -492,73 +496,81 @@ static int replicated_verdict(ftmw_peer *p, int send) {
      * the new primary reported the failure its successor's decisions
      * contradicted). With none, the call fails: the worker sent the DATA
      * nowhere. */
-    if (!ftmw_is_replica()) {
-      if (!synced()) {
-        ftmw_wait_locked(-1); /* the old primary's decisions may come */
+    if (!ftmw_is_replica(cx)) {
+      if (!synced(cx)) {
+        ftmw_wait_locked(cx, -1); /* the old primary's decisions may come */
         continue;
       }
       if (send && w->numbered > 0 && w->acked_seq >= w->numbered)
         return 1; /* the worker has this call's DATA (a replica said so) */
       int ahead = -1;
-      for (int k = 0; k <= job.M && ahead < 0; k++)
-        if (ftmw_rep_alive(k) && w->done_by[k] >= n)
+      for (int k = 0; k <= cx->job.M && ahead < 0; k++)
+        if (ftmw_rep_alive(cx, k) && w->done_by[k] >= n)
           ahead = k;
-      if (ahead < 0 && send && !marked()) {
-        ftmw_wait_locked(-1); /* a worker's ACKED may be on its way */
+      if (ahead < 0 && send && !marked(cx)) {
+        ftmw_wait_locked(cx, -1); /* a worker's ACKED may be on its way */
         continue;
       }
       if (ahead < 0 && send)
-        return went_past();
+        return went_past(cx);
       if (ahead < 0)
-        return rs.took_over && ftmw_inbox_confirm_locked(p, 0) > 0;
+        return rs.took_over && ftmw_inbox_confirm_locked(cx, p, 0) > 0;
       if (asked != ahead) {
         asked = ahead;
         ftmw_trace("suspect_sent", "\"replica\":%d,\"worker\":%d,"
                    "\"call\":%llu", ahead, p->id, (unsigned long long)n);
-        send_master(ahead, FTMW_FRAME_SUSPECT, p->id, 0, n, NULL, 0);
+        send_master(cx, ahead, FTMW_FRAME_SUSPECT, p->id, 0, n, NULL, 0);
         continue;
       }
-      ftmw_wait_locked(-1);
+      ftmw_wait_locked(cx, -1);
       continue;
     }
-    if (asked != st.primary) { /* first asking, or a new primary */
-      asked = st.primary;
+    if (asked != cx->st.primary) { /* first asking, or a new primary */
+      asked = cx->st.primary;
       ftmw_trace("suspect_sent", "\"primary\":%d,\"worker\":%d,\"call\":%llu",
                  asked, p->id, (unsigned long long)n);
-      send_master(asked, FTMW_FRAME_SUSPECT, p->id, 0, n, NULL, 0);
+      send_master(cx, asked, FTMW_FRAME_SUSPECT, p->id, 0, n, NULL, 0);
       continue; /* the verdict may have come while sending */
     }
-    ftmw_wait_locked(-1);
+    ftmw_wait_locked(cx, -1);
   }
 }
 
 /* A master alone (or any process but a master with replicas): every
  * exchange is its own to decide, and nobody asks about it. */
-static int solo_begin(ftmw_peer *p) { (void)p; return 0; }
-static int solo_follow(int kind, int want_rank, int *rank, uint64_t *value) {
-  (void)kind, (void)want_rank, (void)rank, (void)value;
+static int solo_begin(ftmw_ctx *cx, ftmw_peer *p) {
+  (void)cx, (void)p;
   return 0;
 }
-static void solo_decide(int kind, int rank, uint64_t value) {
-  (void)kind, (void)rank, (void)value;
-}
-static int solo_end(ftmw_peer *p, int ok, ftmw_msg *m) {
-  (void)p, (void)ok, (void)m;
+static int solo_follow(ftmw_ctx *cx, int kind, int want_rank, int *rank,
+                       uint64_t *value) {
+  (void)cx, (void)kind, (void)want_rank, (void)rank, (void)value;
   return 0;
 }
-static int solo_verdict(ftmw_peer *p, int send) {
-  (void)p, (void)send;
+static void solo_decide(ftmw_ctx *cx, int kind, int rank, uint64_t value) {
+  (void)cx, (void)kind, (void)rank, (void)value;
+}
+static int solo_end(ftmw_ctx *cx, ftmw_peer *p, int ok, ftmw_msg *m) {
+  (void)cx, (void)p, (void)ok, (void)m;
   return 0;
 }
-static int solo_serve(void) { return 0; }
+static int solo_verdict(ftmw_ctx *cx, ftmw_peer *p, int send) {
+  (void)cx, (void)p, (void)send;
+  return 0;
+}
+static int solo_serve(ftmw_ctx *cx) {
+  (void)cx;
+  return 0;
+}
 
 typedef struct exchange_impl {
-  int (*begin)(ftmw_peer *p);
-  int (*follow)(int kind, int want_rank, int *rank, uint64_t *value);
-  void (*decide)(int kind, int rank, uint64_t value);
-  int (*end)(ftmw_peer *p, int ok, ftmw_msg *m);
-  int (*verdict)(ftmw_peer *p, int send);
-  int (*serve)(void);
+  int (*begin)(ftmw_ctx *cx, ftmw_peer *p);
+  int (*follow)(ftmw_ctx *cx, int kind, int want_rank, int *rank,
+                uint64_t *value);
+  void (*decide)(ftmw_ctx *cx, int kind, int rank, uint64_t value);
+  int (*end)(ftmw_ctx *cx, ftmw_peer *p, int ok, ftmw_msg *m);
+  int (*verdict)(ftmw_ctx *cx, ftmw_peer *p, int send);
+  int (*serve)(ftmw_ctx *cx);
 } exchange_impl;
 
 static const exchange_impl solo = {solo_begin, solo_follow, solo_decide,
@@ -567,23 +579,30 @@ static const exchange_impl replicated = {
     replicated_begin, replicated_follow,  replicated_decide,
     replicated_end,   replicated_verdict, replicated_serve};
 
-static const exchange_impl *impl(void) {
-  return with_replicas() ? &replicated : &solo;
+static const exchange_impl *impl(ftmw_ctx *cx) {
+  return with_replicas(cx) ? &replicated : &solo;
 }
 
-int ftmw_rep_begin(ftmw_peer *p) { return impl()->begin(p); }
-int ftmw_rep_follow(int kind, int want_rank, int *rank, uint64_t *value) {
-  return impl()->follow(kind, want_rank, rank, value);
+int ftmw_rep_begin(ftmw_ctx *cx, ftmw_peer *p) {
+  return impl(cx)->begin(cx, p);
 }
-void ftmw_rep_decide(int kind, int rank, uint64_t value) {
-  impl()->decide(kind, rank, value);
+int ftmw_rep_follow(ftmw_ctx *cx, int kind, int want_rank, int *rank,
+                    uint64_t *value) {
+  return impl(cx)->follow(cx, kind, want_rank, rank, value);
 }
-int ftmw_rep_end(ftmw_peer *p, int ok, ftmw_msg *m) {
-  return impl()->end(p, ok, m);
+void ftmw_rep_decide(ftmw_ctx *cx, int kind, int rank, uint64_t value) {
+  impl(cx)->decide(cx, kind, rank, value);
 }
-int ftmw_rep_verdict(ftmw_peer *p) { return impl()->verdict(p, 0); }
-int ftmw_rep_send_verdict(ftmw_peer *p) { return impl()->verdict(p, 1); }
-int ftmw_rep_serve(void) { return impl()->serve(); }
+int ftmw_rep_end(ftmw_ctx *cx, ftmw_peer *p, int ok, ftmw_msg *m) {
+  return impl(cx)->end(cx, p, ok, m);
+}
+int ftmw_rep_verdict(ftmw_ctx *cx, ftmw_peer *p) {
+  return impl(cx)->verdict(cx, p, 0);
+}
+int ftmw_rep_send_verdict(ftmw_ctx *cx, ftmw_peer *p) {
+  return impl(cx)->verdict(cx, p, 1);
+}
+int ftmw_rep_serve(ftmw_ctx *cx) { return impl(cx)->serve(cx); }
 
 void ftmw_rep_unfollow(int kind, int rank, uint64_t value) {
   ftmw_decision *d = malloc(sizeof(*d));
@@ -596,38 +615,40 @@ void ftmw_rep_unfollow(int kind, int rank, uint64_t value) {
   ftmw_q_insert_head(&rs.decisions, &d->node);
 }
 
-int ftmw_wait_locked(int64_t ms) {
+int ftmw_wait_locked(ftmw_ctx *cx, int64_t ms) {
   /* A primary answers its replicas while it waits; answering waits for
    * writes, and a wake-up meant for the caller may have come meanwhile. */
-  if (ftmw_rep_serve() > 0)
+  if (ftmw_rep_serve(cx) > 0)
     return 0;
   return link_->wait_locked(ms);
 }
 
-int ftmw_rep_took_over(void) { return with_replicas() && rs.took_over; }
+int ftmw_rep_took_over(ftmw_ctx *cx) {
+  return with_replicas(cx) && rs.took_over;
+}
 
 /* --- ft_is_primary -------------------------------------------------------- */
 
 /* Tells the replicas this master's ft_is_primary of 1, if it has not yet.
  * Returns 1 if it did. */
-static int flush_primary_call(void) {
+static int flush_primary_call(ftmw_ctx *cx) {
   if (!rs.primary_call_pending)
     return 0;
   rs.primary_call_pending = 0;
-  ftmw_rep_decide(FTMW_DECIDE_PRIMARY, 0, 1);
+  ftmw_rep_decide(cx, FTMW_DECIDE_PRIMARY, 0, 1);
   return 1;
 }
 
-int ftmw_rep_primary_call(void) {
+int ftmw_rep_primary_call(ftmw_ctx *cx) {
   int r;
   uint64_t v;
-  flush_primary_call(); /* two in a row: the first is told now */
-  if (ftmw_rep_follow(FTMW_DECIDE_PRIMARY, -1, &r, &v))
+  flush_primary_call(cx); /* two in a row: the first is told now */
+  if (ftmw_rep_follow(cx, FTMW_DECIDE_PRIMARY, -1, &r, &v))
     return 0;
   /* One pass of the loop first: a primary that was stopped or starved
    * past FT_TIMEOUT_MS, and replaced meanwhile, finds its FENCE there and
    * exits instead of writing the output a new primary writes. */
-  ftmw_wait_locked(0);
+  ftmw_wait_locked(cx, 0);
   rs.primary_call_pending = 1;
   return 1;
 }
@@ -637,25 +658,26 @@ int ftmw_rep_primary_call(void) {
 /* Worker: sends a frame to every live master but `except`, one after the
  * other, so that a death between two (fault point `point`, hit before
  * each) reaches exactly the first. */
-static void to_other_masters(int except, int point, int type, int tag,
-                             uint64_t seq, const void *buf, size_t len) {
-  if (job.M == 0 || job.role != FTMW_ROLE_WORKER)
+static void to_other_masters(ftmw_ctx *cx, int except, int point, int type,
+                             int tag, uint64_t seq, const void *buf,
+                             size_t len) {
+  if (cx->job.M == 0 || cx->job.role != FTMW_ROLE_WORKER)
     return;
-  for (int k = 0; k <= job.M; k++) {
-    if (k == except || !ftmw_peer_is_up(&st.masters[k]))
+  for (int k = 0; k <= cx->job.M; k++) {
+    if (k == except || !ftmw_peer_is_up(&cx->st.masters[k]))
       continue;
     ftmw_fault_hit(point);
-    send_master(k, type, tag, 0, seq, buf, len);
+    send_master(cx, k, type, tag, 0, seq, buf, len);
   }
 }
 
-void ftmw_rep_copy(int primary, int tag, uint64_t seq, const void *buf,
-                   size_t len) {
-  to_other_masters(primary, FTMW_FAULT_SEND_COPY, FTMW_FRAME_COPY, tag, seq,
+void ftmw_rep_copy(ftmw_ctx *cx, int primary, int tag, uint64_t seq,
+                   const void *buf, size_t len) {
+  to_other_masters(cx, primary, FTMW_FAULT_SEND_COPY, FTMW_FRAME_COPY, tag, seq,
                    buf, len);
 }
 
-void ftmw_rep_confirm(int acker, uint64_t seq) {
-  to_other_masters(acker, FTMW_FAULT_SEND_CONFIRM, FTMW_FRAME_CONFIRM, 0, seq,
-                   NULL, 0);
+void ftmw_rep_confirm(ftmw_ctx *cx, int acker, uint64_t seq) {
+  to_other_masters(cx, acker, FTMW_FAULT_SEND_CONFIRM, FTMW_FRAME_CONFIRM, 0,
+                   seq, NULL, 0);
 }

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ctx.h"
+
 struct ftmw_peer;
 struct ftmw_msg;
 
@@ -19,8 +21,8 @@ struct ftmw_msg;
 typedef struct ftmw_rep_link {
   /* Writes a frame without ACK to master k (this process's view of it,
    * st.masters[k]) and waits until it is written or k has failed. */
-  void (*send)(int k, int type, int tag, unsigned flags, uint64_t seq,
-               const void *data, size_t len);
+  void (*send)(ftmw_ctx *cx, int k, int type, int tag, unsigned flags,
+               uint64_t seq, const void *data, size_t len);
   /* Runs until anything changes that a caller may wait for, or for at
    * most ms (forever if ms < 0). Returns 0 on a change, -1 on timeout. */
   int (*wait_locked)(int64_t ms);
@@ -51,7 +53,7 @@ void ftmw_rep_free(int W);
  * primary's verdict on it, which only the last outcome answers), whatever
  * this one's outcome (data, or p's failure reported). Returns 1 if it
  * waited (what the caller matched may have changed). */
-int ftmw_rep_begin(struct ftmw_peer *p);
+int ftmw_rep_begin(ftmw_ctx *cx, struct ftmw_peer *p);
 
 /* Decide-or-follow, at a nondeterministic call of that kind (naming worker
  * want_rank, or -1): ftmw_rep_follow returns 1 when the call must follow
@@ -61,13 +63,14 @@ int ftmw_rep_begin(struct ftmw_peer *p);
  * order; a replica's call tells nobody). A replica whose call is not the
  * one decided leaves the job (exit 70). The non-zero that ftmw_rep_follow
  * returns is the kind decided (of the two that FTMW_DECIDE_OR allows). */
-int ftmw_rep_follow(int kind, int want_rank, int *rank, uint64_t *value);
+int ftmw_rep_follow(ftmw_ctx *cx, int kind, int want_rank, int *rank,
+                    uint64_t *value);
 /* A call that may be decided one of two ways (a receive with a deadline:
  * RECV, or TIMEOUT with rank 0) follows FTMW_DECIDE_OR(kind, alt). */
 #define FTMW_DECIDE_OR(kind, alt) ((kind) | (alt) << 8)
 #define FTMW_DECIDE_KIND(k) ((k) & 0xff)
 #define FTMW_DECIDE_ALT(k) ((k) >> 8)
-void ftmw_rep_decide(int kind, int rank, uint64_t value);
+void ftmw_rep_decide(ftmw_ctx *cx, int kind, int rank, uint64_t value);
 
 /* Puts the decision just followed back (the call returned FT_ERR_TRUNCATE
  * and will be made again). */
@@ -79,7 +82,7 @@ void ftmw_rep_unfollow(int kind, int rank, uint64_t value);
  * answer replicas that suspect that exchange if this master is or becomes
  * primary; a replica tells the primary (DONE). Returns 1 when it keeps m:
  * the caller must not free it. */
-int ftmw_rep_end(struct ftmw_peer *p, int ok, struct ftmw_msg *m);
+int ftmw_rep_end(ftmw_ctx *cx, struct ftmw_peer *p, int ok, struct ftmw_msg *m);
 
 /* When worker p failed during the exchange: the primary's verdict on the
  * same exchange, asked for (SUSPECT) if none came yet, and asked again of
@@ -87,7 +90,7 @@ int ftmw_rep_end(struct ftmw_peer *p, int ok, struct ftmw_msg *m);
  * data is queued here by now): complete this one too; 0: report the
  * failure from this call (also what a master that is primary, or becomes
  * primary, decides when no verdict came). */
-int ftmw_rep_verdict(struct ftmw_peer *p);
+int ftmw_rep_verdict(ftmw_ctx *cx, struct ftmw_peer *p);
 /* The same for a send. A master that took over during the call and got
  * no verdict follows the old primary's outcome where that one went on
  * past the exchange (a decision of its is queued here, or a worker ACKed
@@ -100,7 +103,7 @@ int ftmw_rep_verdict(struct ftmw_peer *p);
  * ACKED was here: the new primary, on the other branch, sent that worker
  * another task under the same number, dropped as a duplicate, and got
  * back the answer to the old primary's). */
-int ftmw_rep_send_verdict(struct ftmw_peer *p);
+int ftmw_rep_send_verdict(ftmw_ctx *cx, struct ftmw_peer *p);
 
 /* Whatever the protocol needs from a master while it waits: a master that
  * became primary takes over, a replica re-reports to a new primary, the
@@ -108,7 +111,7 @@ int ftmw_rep_send_verdict(struct ftmw_peer *p);
  * exchange has ended. Called by ftmw_wait_locked, at the end of each
  * exchange and in ft_finalize. Returns non-zero if it did anything (the
  * caller then re-checks what it waits for: wake-ups may have come). */
-int ftmw_rep_serve(void);
+int ftmw_rep_serve(ftmw_ctx *cx);
 
 /* Replica's ft_send to worker p, DATA number seq: sends nothing, waits
  * until the worker has acknowledged the primary's DATA. Returns
@@ -116,7 +119,7 @@ int ftmw_rep_serve(void);
  * master became primary before the worker acknowledged: it must send the
  * DATA itself (a worker that had it drops the duplicate). */
 #define FTMW_REP_SEND_SELF (-1) /* not an FT_ERR_* code */
-int ftmw_rep_send(struct ftmw_peer *p, uint64_t seq);
+int ftmw_rep_send(ftmw_ctx *cx, struct ftmw_peer *p, uint64_t seq);
 
 /* Primary, before it writes a DATA to a worker: waits until every live
  * replica holds every decision it has made (DECIDED, SYNC). A decision
@@ -127,30 +130,30 @@ int ftmw_rep_send(struct ftmw_peer *p, uint64_t seq);
  * the new primary decided the failure, sent that worker another task
  * under the same number, dropped as a duplicate, and got the first
  * task's answer). Any other master: returns at once. */
-void ftmw_rep_before_data(void);
+void ftmw_rep_before_data(ftmw_ctx *cx);
 
 /* Whether this master took over from a primary that died (or was cut
  * off): it may be behind what that one did (ftmw_rep_send_verdict). */
-int ftmw_rep_took_over(void);
+int ftmw_rep_took_over(ftmw_ctx *cx);
 
 /* A master numbered its send to worker p seq (every master alike). */
-void ftmw_rep_number(struct ftmw_peer *p, uint64_t seq);
+void ftmw_rep_number(ftmw_ctx *cx, struct ftmw_peer *p, uint64_t seq);
 
 /* Whether worker p said it acknowledged a primary's DATA number seq
  * (ACKED, which only a master other than the sender gets). A master that
  * took over after that must not send the DATA again: its ft_send of that
  * number completes through ftmw_rep_send as a replica's does, whatever
  * p did since (finished, failed), as the old primary's did. */
-int ftmw_rep_acked(struct ftmw_peer *p, uint64_t seq);
+int ftmw_rep_acked(ftmw_ctx *cx, struct ftmw_peer *p, uint64_t seq);
 
 /* Worker, before its DATA (tag, seq) to the master it takes for the
  * primary: sends the same data to every other live master (COPY), which
  * holds it unconfirmed, and waits until written: no master can then have
  * the message alone. Once master acker has acknowledged the DATA,
  * ftmw_rep_confirm tells the others (CONFIRM). */
-void ftmw_rep_copy(int primary, int tag, uint64_t seq, const void *buf,
-                   size_t len);
-void ftmw_rep_confirm(int acker, uint64_t seq);
+void ftmw_rep_copy(ftmw_ctx *cx, int primary, int tag, uint64_t seq,
+                   const void *buf, size_t len);
+void ftmw_rep_confirm(ftmw_ctx *cx, int acker, uint64_t seq);
 
 /* The value of an ft_restore decision on worker p: the outcome code, and
  * on success the new incarnation and the spare it came from. */
@@ -163,19 +166,20 @@ uint64_t ftmw_rep_restore_value(int code, const struct ftmw_peer *p);
  * FT_SUCCESS, *epoch is the incarnation the primary made. When the
  * primary could not restore p, what p left queued is dropped here, as the
  * primary dropped it. */
-int ftmw_rep_follow_restore(struct ftmw_peer *p, uint64_t v, uint32_t *epoch);
+int ftmw_rep_follow_restore(ftmw_ctx *cx, struct ftmw_peer *p, uint64_t v,
+                            uint32_t *epoch);
 
 /* ft_is_primary with replicas: 1 in the master that decides this call
  * (the primary); 0 in a replica, which follows the primary's answer. The
  * primary tells the replicas at its next call into the library, after
  * the output ft_is_primary guards: if it dies before, the master that
  * takes over answers 1 at the same call and writes that output. */
-int ftmw_rep_primary_call(void);
+int ftmw_rep_primary_call(ftmw_ctx *cx);
 
 /* Every wait of the library (st.lock held, released meanwhile): a
  * primary first answers its replicas (ftmw_rep_serve), then the loop
  * runs until anything changes that a caller may wait for, or for at most
  * ms (forever if ms < 0). Returns 0 on a change, -1 on timeout. */
-int ftmw_wait_locked(int64_t ms);
+int ftmw_wait_locked(ftmw_ctx *cx, int64_t ms);
 
 #endif

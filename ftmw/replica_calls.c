@@ -8,29 +8,27 @@
 #include "replica.h"
 #include "replica_state.h"
 
-#define st ftmw_st
-#define job ftmw_job
 #define rs ftmw_rep
 
-int ftmw_rep_send(ftmw_peer *p, uint64_t seq) {
+int ftmw_rep_send(ftmw_ctx *cx, ftmw_peer *p, uint64_t seq) {
   while (ftmw_rep_of(p->id)->acked_seq < seq) {
     if (!ftmw_peer_is_up(p))
       return ftmw_peer_is_failed(p) ? FT_ERR_PEER_FAILED
                                     : FT_ERR_PEER_FINALIZED;
-    if (!ftmw_is_replica())
+    if (!ftmw_is_replica(cx))
       return FTMW_REP_SEND_SELF;
-    ftmw_wait_locked(-1);
+    ftmw_wait_locked(cx, -1);
   }
   return FT_SUCCESS;
 }
 
-void ftmw_rep_number(ftmw_peer *p, uint64_t seq) {
-  if (job.M > 0 && seq > ftmw_rep_of(p->id)->numbered)
+void ftmw_rep_number(ftmw_ctx *cx, ftmw_peer *p, uint64_t seq) {
+  if (cx->job.M > 0 && seq > ftmw_rep_of(p->id)->numbered)
     ftmw_rep_of(p->id)->numbered = seq;
 }
 
-int ftmw_rep_acked(ftmw_peer *p, uint64_t seq) {
-  return job.M > 0 && ftmw_rep_of(p->id)->acked_seq >= seq;
+int ftmw_rep_acked(ftmw_ctx *cx, ftmw_peer *p, uint64_t seq) {
+  return cx->job.M > 0 && ftmw_rep_of(p->id)->acked_seq >= seq;
 }
 
 uint64_t ftmw_rep_restore_value(int code, const ftmw_peer *p) {
@@ -40,7 +38,8 @@ uint64_t ftmw_rep_restore_value(int code, const ftmw_peer *p) {
   return v;
 }
 
-int ftmw_rep_follow_restore(ftmw_peer *p, uint64_t v, uint32_t *epoch) {
+int ftmw_rep_follow_restore(ftmw_ctx *cx, ftmw_peer *p, uint64_t v,
+                            uint32_t *epoch) {
   int code = (int)(v & 0xffff), s = (int)(v >> 16 & 0xffff) - 1;
   uint32_t e = *epoch = (uint32_t)(v >> 32);
   if (code == FT_ERR_NOT_FAILED)
@@ -62,20 +61,20 @@ int ftmw_rep_follow_restore(ftmw_peer *p, uint64_t v, uint32_t *epoch) {
   /* A spare's ACTIVATED, or a spawned worker's HELLO, is on its way: it
    * left before the primary heard from it. A spare that dies first is
    * seen; a spawned worker is given the launch deadline. */
-  const ftmw_peer *sp = s >= 0 && s < job.S ? &st.spares[s] : NULL;
+  const ftmw_peer *sp = s >= 0 && s < cx->job.S ? &cx->st.spares[s] : NULL;
   uint64_t deadline = ftmw_now_ms() + FTMW_LAUNCH_WAIT_MS;
   while (p->epoch < e) {
     uint64_t now = ftmw_now_ms();
     if (sp != NULL ? !ftmw_peer_is_up(sp) : now >= deadline)
       break;
-    ftmw_wait_locked(sp != NULL ? -1 : (int64_t)(deadline - now));
+    ftmw_wait_locked(cx, sp != NULL ? -1 : (int64_t)(deadline - now));
   }
   if (p->epoch < e) { /* it died before it reached this master */
     ftmw_match_drop(p);
     /* the incarnation the primary made (an older one still live here was
      * replaced there: it is failed with it) */
     ftmw_peer_begin_locked(p, e, FTMW_PEER_JOINING, "restored by the primary");
-    ftmw_peer_failed_locked(p, 1, "died before it reached this master");
+    ftmw_peer_failed_locked(cx, p, 1, "died before it reached this master");
   }
   ftmw_trace("restore_followed", "\"peer\":%d,\"peer_epoch\":%u", p->id, e);
   return FT_SUCCESS;

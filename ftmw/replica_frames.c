@@ -13,8 +13,6 @@
 
 #include <stdlib.h>
 
-#define st ftmw_st
-#define job ftmw_job
 #define rs ftmw_rep
 
 int ftmw_rep_queue_decision_locked(const ftmw_decision *d) {
@@ -41,7 +39,8 @@ static int names_no_worker(int kind) {
 }
 
 /* DECIDE, primary to replica: queued for the call that must follow it. */
-static int on_decide(ftmw_peer *p, const ftmw_hdr *h, void *payload) {
+static int on_decide(ftmw_ctx *cx, ftmw_peer *p, const ftmw_hdr *h,
+                     void *payload) {
   const uint8_t *b = payload;
   ftmw_decision d = {.kind = h->tag, .number = h->seq};
   d.rank = (int)ftmw_get32(b);
@@ -49,14 +48,14 @@ static int on_decide(ftmw_peer *p, const ftmw_hdr *h, void *payload) {
   ftmw_msg_free_data(payload);
   int rc = -1;
   uint64_t held = 0;
-  if (p->kind == FTMW_ROLE_MASTER && job.role == FTMW_ROLE_MASTER &&
-      d.rank >= (names_no_worker(d.kind) ? 0 : 1) && d.rank <= job.W) {
-    uv_mutex_lock(&st.lock);
+  if (p->kind == FTMW_ROLE_MASTER && cx->job.role == FTMW_ROLE_MASTER &&
+      d.rank >= (names_no_worker(d.kind) ? 0 : 1) && d.rank <= cx->job.W) {
+    uv_mutex_lock(&cx->st.lock);
     /* From a replica to a master that took over: what it holds of the
      * old primary's decisions (those it lacks are queued, the rest are
      * duplicates), then SYNC. One it cannot place (too far ahead) is
      * left: it decides that call itself. */
-    int from_replica = p->id != st.primary; /* (this one may not know
+    int from_replica = p->id != cx->st.primary; /* (this one may not know
                                                 yet that it took over) */
     if (d.kind == FTMW_DECIDE_SYNC) {
       rc = from_replica ? 1 : -1;
@@ -72,10 +71,11 @@ static int on_decide(ftmw_peer *p, const ftmw_hdr *h, void *payload) {
     }
     held = rs.dec_rcvd;
     ftmw_loop_wake_locked();
-    uv_mutex_unlock(&st.lock);
+    uv_mutex_unlock(&cx->st.lock);
   }
   if (rc < 0) {
-    ftmw_peer_down(p, 0, "protocol error: DECIDE out of order or unexpected");
+    ftmw_peer_down(cx, p, 0,
+                   "protocol error: DECIDE out of order or unexpected");
     return 1;
   }
   /* The sender, a primary, writes no DATA before every replica holds its
@@ -92,13 +92,14 @@ static int on_decide(ftmw_peer *p, const ftmw_hdr *h, void *payload) {
 /* KEPT, primary to replica: the data a worker sent the primary before
  * dying, queued as if the worker's CONFIRM had come; replica to a master
  * that took over: what it holds of the workers' (send_inbox). */
-static int on_kept(ftmw_peer *p, const ftmw_hdr *h, void *payload) {
+static int on_kept(ftmw_ctx *cx, ftmw_peer *p, const ftmw_hdr *h,
+                   void *payload) {
   const uint8_t *b = payload;
   uint32_t rank = ftmw_get32(b); /* the wire checked len >= FTMW_KEPT_HEAD */
   size_t len = (size_t)h->len - FTMW_KEPT_HEAD;
   ftmw_msg *m = NULL;
-  if (p->kind == FTMW_ROLE_MASTER && job.role == FTMW_ROLE_MASTER &&
-      rank >= 1 && (int)rank <= job.W)
+  if (p->kind == FTMW_ROLE_MASTER && cx->job.role == FTMW_ROLE_MASTER &&
+      rank >= 1 && (int)rank <= cx->job.W)
     m = ftmw_msg_new(len);
   if (m != NULL) {
     m->source = (int)rank;
@@ -110,13 +111,13 @@ static int on_kept(ftmw_peer *p, const ftmw_hdr *h, void *payload) {
   }
   ftmw_msg_free_data(payload);
   if (m == NULL) {
-    ftmw_peer_down(p, 0, "protocol error: bad KEPT");
+    ftmw_peer_down(cx, p, 0, "protocol error: bad KEPT");
     return 1;
   }
   int unconfirmed = (h->flags & FTMW_FLAG_UNCONFIRMED) != 0;
   ftmw_trace("kept", "\"worker\":%u,\"seq\":%llu,\"unconfirmed\":%d", rank,
              (unsigned long long)h->seq, unconfirmed);
-  ftmw_inbox_kept(&st.workers[rank], m, unconfirmed);
+  ftmw_inbox_kept(cx, &cx->st.workers[rank], m, unconfirmed);
   return 0;
 }
 
@@ -143,18 +144,18 @@ static void keep_verdict(ftmw_rep_worker *w, uint64_t n, int ok) {
 
 /* ACKED, MARK, DONE, SUSPECT and VERDICT: what the worker or the other
  * masters have done with an exchange. */
-static int on_progress(ftmw_peer *p, const ftmw_hdr *h) {
+static int on_progress(ftmw_ctx *cx, ftmw_peer *p, const ftmw_hdr *h) {
   /* A worker's ACKED and MARK are about itself; a master's DECIDED
    * names nobody (tag 0); its others, and a replica's ACKED to a master
    * that took over, name the worker in the tag. */
   int self = p->kind == FTMW_ROLE_WORKER &&
              (h->type == FTMW_FRAME_ACKED || h->type == FTMW_FRAME_MARK);
   int names = h->type == FTMW_FRAME_DECIDED ? h->tag == 0
-              : h->type != FTMW_FRAME_MARK  ? h->tag >= 1 && h->tag <= job.W
+              : h->type != FTMW_FRAME_MARK  ? h->tag >= 1 && h->tag <= cx->job.W
                                             : 0;
-  int ok = job.role == FTMW_ROLE_MASTER &&
+  int ok = cx->job.role == FTMW_ROLE_MASTER &&
            (self || (p->kind == FTMW_ROLE_MASTER && names));
-  uv_mutex_lock(&st.lock);
+  uv_mutex_lock(&cx->st.lock);
   ftmw_rep_worker *w = ok ? ftmw_rep_of(self ? p->id : (int)h->tag) : NULL;
   switch (ok ? h->type : 0) {
   case FTMW_FRAME_DECIDED: /* from a replica, to the master that decided */
@@ -181,9 +182,9 @@ static int on_progress(ftmw_peer *p, const ftmw_hdr *h) {
     break;
   }
   ftmw_loop_wake_locked();
-  uv_mutex_unlock(&st.lock);
+  uv_mutex_unlock(&cx->st.lock);
   if (!ok) {
-    ftmw_peer_down(p, 0, "protocol error: unexpected replica frame");
+    ftmw_peer_down(cx, p, 0, "protocol error: unexpected replica frame");
     return 1;
   }
   if (ftmw_trace_enabled())
@@ -199,14 +200,11 @@ static int on_progress(ftmw_peer *p, const ftmw_hdr *h) {
   return 0;
 }
 
-int ftmw_rep_on_frame(ftmw_peer *p, const ftmw_hdr *h, void *payload) {
+int ftmw_rep_on_frame(ftmw_ctx *cx, ftmw_peer *p, const ftmw_hdr *h,
+                      void *payload) {
   switch (h->type) {
-  case FTMW_FRAME_DECIDE:
-    return on_decide(p, h, payload);
-  case FTMW_FRAME_KEPT:
-    return on_kept(p, h, payload);
-  default:
-    return on_progress(p, h);
+  case FTMW_FRAME_DECIDE: return on_decide(cx, p, h, payload);
+  case FTMW_FRAME_KEPT: return on_kept(cx, p, h, payload);
+  default: return on_progress(cx, p, h);
   }
 }
-

@@ -8,8 +8,6 @@
 
 #include <stdlib.h>
 
-#define st ftmw_st
-#define job ftmw_job
 #define rs ftmw_rep
 
 const ftmw_rep_outcome *ftmw_rep_outcome_of(const ftmw_rep_worker *w,
@@ -24,20 +22,22 @@ const ftmw_rep_outcome *ftmw_rep_outcome_of(const ftmw_rep_worker *w,
  * ask about one has reported DONE: the live masters but this one and the
  * primary (which decides, and never asks). A replica behind this master
  * asks the primary, and asks this master once it is the primary. */
-static uint64_t done_by_askers(const ftmw_rep_worker *w, uint64_t n) {
-  for (int k = 0; k <= job.M; k++)
-    if (k != st.primary && ftmw_rep_alive(k) && w->done_by[k] < n)
+static uint64_t done_by_askers(ftmw_ctx *cx, const ftmw_rep_worker *w,
+                               uint64_t n) {
+  for (int k = 0; k <= cx->job.M; k++)
+    if (k != cx->st.primary && ftmw_rep_alive(cx, k) && w->done_by[k] < n)
       n = w->done_by[k];
   /* A master that took over (any primary but master 0) may be behind
    * this one, and ask it: it reports DONE as a replica does. */
-  if (st.primary != 0 && st.primary != job.id && ftmw_rep_alive(st.primary) &&
-      w->done_by[st.primary] < n)
-    n = w->done_by[st.primary];
+  if (cx->st.primary != 0 && cx->st.primary != cx->job.id &&
+      ftmw_rep_alive(cx, cx->st.primary) && w->done_by[cx->st.primary] < n)
+    n = w->done_by[cx->st.primary];
   return n;
 }
 
-int ftmw_rep_keep_outcome(ftmw_rep_worker *w, int ok, ftmw_msg *m) {
-  uint64_t n = w->calls, lo = done_by_askers(w, n);
+int ftmw_rep_keep_outcome(ftmw_ctx *cx, ftmw_rep_worker *w, int ok,
+                          ftmw_msg *m) {
+  uint64_t n = w->calls, lo = done_by_askers(cx, w, n);
   while (w->kept > 0 && n - w->kept <= lo) { /* the oldest is n - kept */
     ftmw_msg_free(w->ring[w->first].msg);
     w->first = (w->first + 1) % w->cap;

@@ -9,6 +9,6 @@
 
 ftmw_rep_state ftmw_rep;
 
-int ftmw_rep_alive(int k) {
-  return k != ftmw_job.id && ftmw_peer_is_up(&ftmw_st.masters[k]);
+int ftmw_rep_alive(ftmw_ctx *cx, int k) {
+  return k != cx->job.id && ftmw_peer_is_up(&cx->st.masters[k]);
 }

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "config.h" /* FTMW_MAX_MASTERS */
+#include "ctx.h"
 #include "msg.h"
 #include "queue.h"
 
@@ -90,7 +91,7 @@ static inline ftmw_rep_worker *ftmw_rep_of(int rank) {
 
 /* Whether master k is another master than this one, and live (the
  * masters that replicate with this one: replica_state.c). */
-int ftmw_rep_alive(int k);
+int ftmw_rep_alive(ftmw_ctx *cx, int k);
 
 /* Exchange n's outcome with w's worker as this master keeps it, or NULL
  * (not completed yet, or dropped). */
@@ -102,7 +103,8 @@ const ftmw_rep_outcome *ftmw_rep_outcome_of(const ftmw_rep_worker *w,
  * holds its replicas within one exchange of itself (ftmw_rep_begin), so
  * it keeps at most one; a replica keeps as many as it runs ahead of the
  * slowest other replica. Returns 1 when it keeps m (freed when dropped). */
-int ftmw_rep_keep_outcome(ftmw_rep_worker *w, int ok, ftmw_msg *m);
+int ftmw_rep_keep_outcome(ftmw_ctx *cx, ftmw_rep_worker *w, int ok,
+                          ftmw_msg *m);
 
 struct ftmw_peer;
 struct ftmw_hdr;
@@ -111,8 +113,8 @@ struct ftmw_hdr;
  * SUSPECT, VERDICT), which ftmw_rep_init routes to it from the transport:
  * the loop's owner, st.lock not held. Returns non-zero when p was put
  * down for a protocol error. */
-int ftmw_rep_on_frame(struct ftmw_peer *p, const struct ftmw_hdr *h,
-                      void *payload);
+int ftmw_rep_on_frame(ftmw_ctx *cx, struct ftmw_peer *p,
+                      const struct ftmw_hdr *h, void *payload);
 
 /* Replica: DECIDE d arrived (st.lock held). Returns 0 (queued), 1 (a
  * decision it has: a new primary's resend), or -1 if its number does not

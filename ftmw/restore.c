@@ -14,9 +14,6 @@
 #include <signal.h>
 #include <string.h>
 
-#define st ftmw_st
-#define job ftmw_job
-
 /* The Open MPI hang that spawn.c bounds is most likely when the spawn
  * races with mpirun's handling of the death of the child the new one
  * replaces (about 1 respawn in 80 on this machine, docs/known-problems.md).
@@ -79,14 +76,14 @@ static void next_incarnation_locked(ftmw_peer *p, const char *why,
 /* The hostfile entry for p's next process into *host, -1 for anywhere
  * (no hostfile), after blacklisting the host of its last one. Returns
  * FT_SUCCESS, or FT_ERR_NO_HOST when no host is left. */
-static int pick_host(const ftmw_peer *p, int *host) {
+static int pick_host(ftmw_ctx *cx, const ftmw_peer *p, int *host) {
   *host = -1;
-  if (!job.hosts.n)
+  if (!cx->job.hosts.n)
     return FT_SUCCESS;
   int was = ftmw_spawn_host_of(p->id);
-  if (was >= 0 && ftmw_hosts_fail(&job.hosts, job.hosts.v[was].name))
-    ftmw_log("host %s blacklisted", job.hosts.v[was].name);
-  *host = ftmw_hosts_pick(&job.hosts);
+  if (was >= 0 && ftmw_hosts_fail(&cx->job.hosts, cx->job.hosts.v[was].name))
+    ftmw_log("host %s blacklisted", cx->job.hosts.v[was].name);
+  *host = ftmw_hosts_pick(&cx->job.hosts);
   return *host < 0 ? FT_ERR_NO_HOST : FT_SUCCESS;
 }
 
@@ -96,10 +93,11 @@ static int pick_host(const ftmw_peer *p, int *host) {
  * failure of the new incarnation, reported like any other. A worker
  * whose last FTMW_SPAWN_ATTEMPTS processes never joined (no hostfile to
  * pick another host from) is not restored again. */
-static int restore_spawn_async(ftmw_peer *p) {
-  int host, rc = pick_host(p, &host);
-  uv_mutex_lock(&st.lock);
-  if (rc == FT_SUCCESS && !job.hosts.n && p->unjoined >= FTMW_SPAWN_ATTEMPTS)
+static int restore_spawn_async(ftmw_ctx *cx, ftmw_peer *p) {
+  int host, rc = pick_host(cx, p, &host);
+  uv_mutex_lock(&cx->st.lock);
+  if (rc == FT_SUCCESS && !cx->job.hosts.n &&
+      p->unjoined >= FTMW_SPAWN_ATTEMPTS)
     rc = FT_ERR_NO_HOST;
   ftmw_place old;
   char old_notice[FTMW_DEATH_NAME_MAX];
@@ -110,83 +108,87 @@ static int restore_spawn_async(ftmw_peer *p) {
     p->restore_t0 = uv_hrtime();
     p->unjoined++;
   }
-  uv_mutex_unlock(&st.lock);
+  uv_mutex_unlock(&cx->st.lock);
   if (rc != FT_SUCCESS)
     return rc;
-  if (ftmw_spawn_replacement_async(p, host, wait_reaped, &old, old_notice) != 0) {
-    uv_mutex_lock(&st.lock);
-    ftmw_peer_failed_locked(p, 0, "could not be spawned");
-    uv_mutex_unlock(&st.lock);
+  if (ftmw_spawn_replacement_async(cx, p, host, wait_reaped, &old,
+                                   old_notice) != 0) {
+    uv_mutex_lock(&cx->st.lock);
+    ftmw_peer_failed_locked(cx, p, 0, "could not be spawned");
+    uv_mutex_unlock(&cx->st.lock);
     return FT_ERR_NO_HOST;
   }
   return FT_SUCCESS;
 }
 
-static int restore_spawn(ftmw_peer *p) {
+static int restore_spawn(ftmw_ctx *cx, ftmw_peer *p) {
   int attempts = 0;
-  uv_mutex_lock(&st.lock);
+  uv_mutex_lock(&cx->st.lock);
   ftmw_place old;
   char old_notice[FTMW_DEATH_NAME_MAX];
   last_process_locked(p, &old, old_notice);
-  uv_mutex_unlock(&st.lock);
+  uv_mutex_unlock(&cx->st.lock);
   wait_reaped(&old, old_notice);
   for (;;) {
     int host;
-    if (pick_host(p, &host) != FT_SUCCESS ||
-        (!job.hosts.n && attempts++ == FTMW_SPAWN_ATTEMPTS))
+    if (pick_host(cx, p, &host) != FT_SUCCESS ||
+        (!cx->job.hosts.n && attempts++ == FTMW_SPAWN_ATTEMPTS))
       return FT_ERR_NO_HOST;
-    uv_mutex_lock(&st.lock);
+    uv_mutex_lock(&cx->st.lock);
     next_incarnation_locked(p, "restoring by spawn", 0);
-    uv_mutex_unlock(&st.lock);
+    uv_mutex_unlock(&cx->st.lock);
     int ok = 0;
-    if (ftmw_spawn_replacement(p, host) == 0) {
-      uv_mutex_lock(&st.lock);
-      ok = ftmw_launch_wait_joined_locked(p, ftmw_now_ms() +
-                                                 FTMW_LAUNCH_WAIT_MS);
-      uv_mutex_unlock(&st.lock);
+    if (ftmw_spawn_replacement(cx, p, host) == 0) {
+      uv_mutex_lock(&cx->st.lock);
+      ok = ftmw_launch_wait_joined_locked(cx, p,
+                                          ftmw_now_ms() + FTMW_LAUNCH_WAIT_MS);
+      uv_mutex_unlock(&cx->st.lock);
     } else {
-      uv_mutex_lock(&st.lock);
-      ftmw_peer_failed_locked(p, 0, "could not be spawned");
-      uv_mutex_unlock(&st.lock);
+      uv_mutex_lock(&cx->st.lock);
+      ftmw_peer_failed_locked(cx, p, 0, "could not be spawned");
+      uv_mutex_unlock(&cx->st.lock);
     }
     if (ok)
       return FT_SUCCESS;
   }
 }
 
-static int restore_spare(ftmw_peer *p) {
-  for (int k = 0; k < job.S; k++) {
-    ftmw_peer *sp = &st.spares[k];
-    uv_mutex_lock(&st.lock);
-    int idle = ftmw_peer_is_up(sp) &&
-               !(job.hosts.n && ftmw_hosts_is_failed(&job.hosts, sp->at.host));
+static int restore_spare(ftmw_ctx *cx, ftmw_peer *p) {
+  for (int k = 0; k < cx->job.S; k++) {
+    ftmw_peer *sp = &cx->st.spares[k];
+    uv_mutex_lock(&cx->st.lock);
+    int idle =
+        ftmw_peer_is_up(sp) &&
+        !(cx->job.hosts.n && ftmw_hosts_is_failed(&cx->job.hosts, sp->at.host));
     if (!idle) {
-      uv_mutex_unlock(&st.lock);
+      uv_mutex_unlock(&cx->st.lock);
       continue;
     }
     next_incarnation_locked(p, "restoring on a spare", k + 1);
     ftmw_op op = {.kind = FTMW_OP_ACTIVATE, .peer = sp, .target = p};
-    ftmw_transport_submit(&op, 1);
+    ftmw_transport_submit(cx, &op, 1);
     ftmw_op_wait_locked(&op);
-    int ok =
-        ftmw_launch_wait_joined_locked(p, ftmw_now_ms() + FTMW_LAUNCH_WAIT_MS);
-    uv_mutex_unlock(&st.lock);
+    int ok = ftmw_launch_wait_joined_locked(
+        cx, p, ftmw_now_ms() + FTMW_LAUNCH_WAIT_MS);
+    uv_mutex_unlock(&cx->st.lock);
     if (ok)
       return FT_SUCCESS;
   }
   return FT_ERR_NO_HOST;
 }
 
-int ftmw_launch_restore(ftmw_peer *p) {
+int ftmw_launch_restore(ftmw_ctx *cx, ftmw_peer *p) {
   /* Static mode with a hostfile: the failed worker's host, by the name its
    * process reported, takes no replacement. */
-  if (job.hosts.n && job.mode == FTMW_MODE_STATIC && p->at.host[0] &&
-      !ftmw_hosts_is_failed(&job.hosts, p->at.host) &&
-      ftmw_hosts_blacklist(&job.hosts, p->at.host) == 0)
+  if (cx->job.hosts.n && cx->job.mode == FTMW_MODE_STATIC && p->at.host[0] &&
+      !ftmw_hosts_is_failed(&cx->job.hosts, p->at.host) &&
+      ftmw_hosts_blacklist(&cx->job.hosts, p->at.host) == 0)
     ftmw_log("host %s blacklisted", p->at.host);
-  if (job.mode == FTMW_MODE_SPAWN && job.M == 0 && ftmw_spawn_async_ok())
-    return restore_spawn_async(p);
-  return job.mode == FTMW_MODE_SPAWN ? restore_spawn(p) : restore_spare(p);
+  if (cx->job.mode == FTMW_MODE_SPAWN && cx->job.M == 0 &&
+      ftmw_spawn_async_ok())
+    return restore_spawn_async(cx, p);
+  return cx->job.mode == FTMW_MODE_SPAWN ? restore_spawn(cx, p)
+                                         : restore_spare(cx, p);
 }
 
 void ftmw_launch_restores_stop(void) { ftmw_spawn_stop(); }

@@ -19,9 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define st ftmw_st
-#define job ftmw_job
-
 /* What a send to p reports when p has failed or finished (st.lock held):
  * a master that took over first asks whether the old primary's same
  * send succeeded and it went on (ftmw_rep_send_verdict); then the send
@@ -29,24 +26,24 @@
  * while the new primary waited to send the DATA itself, and it reported
  * it where the old primary had gone on to its next decision; every
  * replica then left the job). */
-static int gone_locked(ftmw_peer *p, const char *call) {
-  if (ftmw_rep_took_over() && ftmw_peer_is_failed(p) &&
-      ftmw_rep_send_verdict(p))
+static int gone_locked(ftmw_ctx *cx, ftmw_peer *p, const char *call) {
+  if (ftmw_rep_took_over(cx) && ftmw_peer_is_failed(p) &&
+      ftmw_rep_send_verdict(cx, p))
     return FT_SUCCESS;
-  return ftmw_peer_gone_locked(p, call);
+  return ftmw_peer_gone_locked(cx, p, call);
 }
 
 /* Sends DATA number seq to p and waits for its ACK (st.lock held); the
  * master that acknowledged goes to *acker. A worker whose primary dies
  * first sends it again to the master that takes over (which drops it if
  * it already had it). Returns FT_SUCCESS or the error to report. */
-static int send_data_locked(const char *call, ftmw_peer *p, uint64_t seq,
-                            int tag, const void *buf, size_t bytes,
-                            int *acker) {
+static int send_data_locked(ftmw_ctx *cx, const char *call, ftmw_peer *p,
+                            uint64_t seq, int tag, const void *buf,
+                            size_t bytes, int *acker) {
   for (;;) {
     ftmw_op op = {.out = {.seq = seq, .want_ack = 1}};
-    ftmw_op_frame(&op, p, FTMW_FRAME_DATA, tag, 0, buf, bytes);
-    ftmw_transport_submit(&op, 1);
+    ftmw_op_frame(cx, &op, p, FTMW_FRAME_DATA, tag, 0, buf, bytes);
+    ftmw_transport_submit(cx, &op, 1);
     if (ftmw_op_wait_locked(&op) == FT_SUCCESS) {
       if (acker)
         *acker = p->id;
@@ -54,20 +51,20 @@ static int send_data_locked(const char *call, ftmw_peer *p, uint64_t seq,
     }
     /* A master that took over: the worker ACKed the old primary's DATA of
      * this number while this one's was on its way (send_self_locked). */
-    if (ftmw_is_master() && ftmw_rep_acked(p, seq))
+    if (ftmw_is_master(cx) && ftmw_rep_acked(cx, p, seq))
       return FT_SUCCESS;
-    if (!ftmw_is_master()) {
+    if (!ftmw_is_master(cx)) {
       while (ftmw_peer_is_up(p)) /* a failed write comes first */
-        ftmw_wait_locked(-1);
-      ftmw_peer *next = ftmw_peer_of(0);
+        ftmw_wait_locked(cx, -1);
+      ftmw_peer *next = ftmw_peer_of(cx, 0);
       if (next != p && ftmw_peer_is_up(next)) {
         p = next;
         continue;
       }
     }
-    if (ftmw_is_master() && ftmw_peer_is_failed(p))
-      return gone_locked(p, call);
-    int rc = ftmw_peer_gone_locked(p, call);
+    if (ftmw_is_master(cx) && ftmw_peer_is_failed(p))
+      return gone_locked(cx, p, call);
+    int rc = ftmw_peer_gone_locked(cx, p, call);
     return rc != FT_SUCCESS ? rc : FT_ERR_PEER_FAILED;
   }
 }
@@ -80,45 +77,46 @@ static int send_data_locked(const char *call, ftmw_peer *p, uint64_t seq,
  * came while it waited: the old primary's DATA reached the worker
  * (ftmw-sim seed 244126: the worker finished meanwhile, and the new
  * primary reported that where the replica completed the send). */
-static int send_self_locked(const char *call, ftmw_peer *p, uint64_t seq,
-                            int tag, const void *buf, size_t bytes,
-                            int eager) {
-  if (ftmw_rep_acked(p, seq))
+static int send_self_locked(ftmw_ctx *cx, const char *call, ftmw_peer *p,
+                            uint64_t seq, int tag, const void *buf,
+                            size_t bytes, int eager) {
+  if (ftmw_rep_acked(cx, p, seq))
     return FT_SUCCESS;
-  ftmw_rep_before_data(); /* the replicas hold every decision first */
-  if (ftmw_rep_acked(p, seq))
+  ftmw_rep_before_data(cx); /* the replicas hold every decision first */
+  if (ftmw_rep_acked(cx, p, seq))
     return FT_SUCCESS; /* came while it waited */
   if (ftmw_peer_is_failed(p)) /* or the old primary's success */
-    return gone_locked(p, call);
-  int rc = ftmw_peer_gone_locked(p, call);
+    return gone_locked(cx, p, call);
+  int rc = ftmw_peer_gone_locked(cx, p, call);
   if (rc == FT_SUCCESS && eager)
-    rc = ftmw_isend_eager_locked(call, p, seq, tag, buf, bytes);
+    rc = ftmw_isend_eager_locked(cx, call, p, seq, tag, buf, bytes);
   if ((rc == FT_SUCCESS && !eager) || rc == FT_ERR_NOMEM) /* no copy */
-    rc = send_data_locked(call, p, seq, tag, buf, bytes, NULL);
+    rc = send_data_locked(cx, call, p, seq, tag, buf, bytes, NULL);
   return rc;
 }
 
-int ftmw_send(const char *call, const void *buf, int count, FT_Datatype type,
-              int dest, int tag, int sync) {
+int ftmw_send(ftmw_ctx *cx, const char *call, const void *buf, int count,
+              FT_Datatype type, int dest, int tag, int sync) {
   size_t bytes;
-  ftmw_peer *p = ftmw_send_target(call, buf, count, type, dest, tag, &bytes);
+  ftmw_peer *p =
+      ftmw_send_target(cx, call, buf, count, type, dest, tag, &bytes);
   if (p == NULL)
     return 0;
-  int eager = !sync && bytes <= (size_t)job.cfg.eager_limit;
-  if (eager && job.M == 0) /* arguments checked: not again on this path */
-    return ftmw_isend_checked(call, p, buf, bytes, count, dest, tag,
+  int eager = !sync && bytes <= (size_t)cx->job.cfg.eager_limit;
+  if (eager && cx->job.M == 0) /* arguments checked: not again on this path */
+    return ftmw_isend_checked(cx, call, p, buf, bytes, count, dest, tag,
                               FTMW_FLAG_EAGER, NULL);
   int rc;
   ftmw_fault_hit(FTMW_FAULT_SEND_ENTER);
-  uv_mutex_lock(&st.lock);
-  if (ftmw_is_master()) {
+  uv_mutex_lock(&cx->st.lock);
+  if (ftmw_is_master(cx)) {
     /* Every master numbers its sends to p alike, sent or not: a replica
      * waits for the worker's ACKED of the same number. */
     uint64_t seq = ++ftmw_app_of(p)->next_seq;
-    ftmw_rep_number(p, seq);
+    ftmw_rep_number(cx, p, seq);
     rc = FTMW_REP_SEND_SELF;
-    if (ftmw_is_replica() || ftmw_rep_acked(p, seq) ||
-        (ftmw_rep_took_over() && ftmw_peer_is_failed(p))) {
+    if (ftmw_is_replica(cx) || ftmw_rep_acked(cx, p, seq) ||
+        (ftmw_rep_took_over(cx) && ftmw_peer_is_failed(p))) {
       /* Only the primary sends; a replica waits for the worker's word, and
        * if the worker dies, for the primary's verdict on the same call. A
        * primary that took over after the worker's word came completes as
@@ -126,63 +124,65 @@ int ftmw_send(const char *call, const void *buf, int count, FT_Datatype type,
        * worker finished, and reported so where the others succeeded); so
        * does one that finds the worker failed, where the old primary may
        * have gone past this call (ftmw-sim seed 36689). */
-      rc = ftmw_rep_send(p, seq);
+      rc = ftmw_rep_send(cx, p, seq);
       if (rc == FT_ERR_PEER_FAILED)
-        rc = ftmw_rep_send_verdict(p) ? FT_SUCCESS : ftmw_peer_gone_locked(p, call);
+        rc = ftmw_rep_send_verdict(cx, p) ? FT_SUCCESS
+                                          : ftmw_peer_gone_locked(cx, p, call);
     }
     if (rc == FTMW_REP_SEND_SELF) {
-      ftmw_rep_begin(p); /* also before reporting p's failure */
-      rc = send_self_locked(call, p, seq, tag, buf, bytes, eager);
+      ftmw_rep_begin(cx, p); /* also before reporting p's failure */
+      rc = send_self_locked(cx, call, p, seq, tag, buf, bytes, eager);
     }
     if (rc == FT_SUCCESS)
-      ftmw_rep_end(p, 1, NULL);
+      ftmw_rep_end(cx, p, 1, NULL);
     else if (rc == FT_ERR_PEER_FAILED)
-      ftmw_rep_end(p, 0, NULL);
+      ftmw_rep_end(cx, p, 0, NULL);
   } else {
     int acker;
-    uint64_t seq = ++st.tx_seq;
-    p = ftmw_peer_of(0); /* the primary, now that the lock is held */
-    rc = ftmw_peer_gone_locked(p, call);
+    uint64_t seq = ++cx->st.tx_seq;
+    p = ftmw_peer_of(cx, 0); /* the primary, now that the lock is held */
+    rc = ftmw_peer_gone_locked(cx, p, call);
     if (rc == FT_SUCCESS) {
-      ftmw_rep_copy(p->id, tag, seq, buf, bytes);
-      rc = send_data_locked(call, p, seq, tag, buf, bytes, &acker);
+      ftmw_rep_copy(cx, p->id, tag, seq, buf, bytes);
+      rc = send_data_locked(cx, call, p, seq, tag, buf, bytes, &acker);
     }
     if (rc == FT_SUCCESS)
-      ftmw_rep_confirm(acker, seq);
+      ftmw_rep_confirm(cx, acker, seq);
   }
-  uv_mutex_unlock(&st.lock);
+  uv_mutex_unlock(&cx->st.lock);
   if (rc != FT_SUCCESS)
     return ftmw_fail(rc);
-  ftmw_trace_data("sent", dest, tag, bytes);
+  ftmw_trace_data(cx, "sent", dest, tag, bytes);
   ftmw_fault_hit(FTMW_FAULT_SEND_EXIT);
   ftmw_ok();
   return count;
 }
 
 int ft_send(const void *buf, int count, FT_Datatype type, int dest, int tag) {
+  ftmw_ctx *cx = &ftmw_default_ctx;
   if (ftmw_check_tag(tag, 0) != FT_SUCCESS)
     return ftmw_fail(FT_ERR_TAG);
-  return ftmw_send("ft_send", buf, count, type, dest, tag, 0);
+  return ftmw_send(cx, "ft_send", buf, count, type, dest, tag, 0);
 }
 
-int ftmw_send_nowait(const char *call, const void *buf, int count,
+int ftmw_send_nowait(ftmw_ctx *cx, const char *call, const void *buf, int count,
                      FT_Datatype type, int dest, int tag, unsigned flags,
                      FT_Request *req) {
   if (req)
     *req = FT_REQUEST_NULL;
-  if (job.M == 0 || !st.initialized)
-    return ftmw_isend(call, buf, count, type, dest, tag, flags, req);
+  if (cx->job.M == 0 || !cx->st.initialized)
+    return ftmw_isend(cx, call, buf, count, type, dest, tag, flags, req);
   /* With replicas the send is ft_ssend's, and its request is settled. */
-  ftmw_peer *p = ftmw_peer_of(dest);
+  ftmw_peer *p = ftmw_peer_of(cx, dest);
   FT_Request r = NULL;
   if (p == NULL)
     return 0;
   if (req && (r = ftmw_request_settled(p, dest, tag, count)) == NULL)
     return ftmw_fail(FT_ERR_NOMEM);
-  int n = ftmw_send(call, buf, count, type, dest, tag, 1);
+  int n = ftmw_send(cx, call, buf, count, type, dest, tag, 1);
   int rc = ftmw_last_error();
   if (r) {
-    ftmw_request_keep(r, rc == FT_SUCCESS);
+    ftmw_request_keep(cx, r, rc == FT_SUCCESS);
     if (rc == FT_SUCCESS)
       *req = r;
   }
@@ -191,7 +191,7 @@ int ftmw_send_nowait(const char *call, const void *buf, int count,
 
 /* With master replicas a send waits for its ACK (ftmw_send_nowait): the
  * pieces are sent from one buffer, and are free again when it returns. */
-static int isend_gathered(const char *call, int dest, int tag,
+static int isend_gathered(ftmw_ctx *cx, const char *call, int dest, int tag,
                           const void *head, size_t headlen,
                           const ftmw_piece *pieces, int n, size_t bytes) {
   const void *one = n == 1 && headlen == 0 ? pieces[0].base : NULL;
@@ -208,7 +208,7 @@ static int isend_gathered(const char *call, int dest, int tag,
       at += pieces[i].len;
     }
   }
-  int ok = ftmw_send_nowait(call, one ? one : b, (int)bytes, FT_BYTE, dest,
+  int ok = ftmw_send_nowait(cx, call, one ? one : b, (int)bytes, FT_BYTE, dest,
                             tag, FTMW_FLAG_LAZY, NULL) > 0 ||
            (bytes == 0 && ftmw_last_error() == FT_SUCCESS);
   int rc = ftmw_last_error();
@@ -219,6 +219,7 @@ static int isend_gathered(const char *call, int dest, int tag,
 int ftmw_isend_owned(const char *call, int dest, int tag, const void *head,
                      size_t headlen, const ftmw_piece *pieces, int n,
                      ftmw_release_fn release, unsigned flags) {
+  ftmw_ctx *cx = &ftmw_default_ctx;
   size_t bytes = headlen;
   int listed = n >= 0 && n <= FTMW_PIECES_MAX && (pieces != NULL || n == 0);
   int bad = !listed || (head == NULL && headlen > 0);
@@ -233,12 +234,13 @@ int ftmw_isend_owned(const char *call, int dest, int tag, const void *head,
   else if (bytes > (size_t)INT32_MAX)
     ftmw_fail(FT_ERR_TOO_BIG);
   else /* the usual checks; the buffer, checked above, is not NULL */
-    p = ftmw_send_target(call, &bytes, (int)bytes, FT_BYTE, dest, tag, &checked);
-  if (p != NULL && job.M == 0) /* gives the pieces back itself */
-    return ftmw_isend_pieces(call, p, dest, tag, head, headlen, pieces, n,
+    p = ftmw_send_target(cx, call, &bytes, (int)bytes, FT_BYTE, dest, tag,
+                         &checked);
+  if (p != NULL && cx->job.M == 0) /* gives the pieces back itself */
+    return ftmw_isend_pieces(cx, call, p, dest, tag, head, headlen, pieces, n,
                              bytes, release, flags);
-  int rc = p != NULL ? isend_gathered(call, dest, tag, head, headlen, pieces,
-                                      n, bytes)
+  int rc = p != NULL ? isend_gathered(cx, call, dest, tag, head, headlen,
+                                      pieces, n, bytes)
                      : 0;
   if (listed)
     ftmw_release_pieces(pieces, n, release);
@@ -247,18 +249,20 @@ int ftmw_isend_owned(const char *call, int dest, int tag, const void *head,
 
 int ft_isend(const void *buf, int count, FT_Datatype type, int dest, int tag,
              FT_Request *req) {
+  ftmw_ctx *cx = &ftmw_default_ctx;
   if (req)
     *req = FT_REQUEST_NULL;
   if (ftmw_check_tag(tag, 0) != FT_SUCCESS)
     return ftmw_fail(FT_ERR_TAG);
-  return ftmw_send_nowait("ft_isend", buf, count, type, dest, tag,
+  return ftmw_send_nowait(cx, "ft_isend", buf, count, type, dest, tag,
                           FTMW_FLAG_LAZY, req);
 }
 
 int ft_ssend(const void *buf, int count, FT_Datatype type, int dest, int tag) {
+  ftmw_ctx *cx = &ftmw_default_ctx;
   if (ftmw_check_tag(tag, 0) != FT_SUCCESS)
     return ftmw_fail(FT_ERR_TAG);
-  return ftmw_send("ft_ssend", buf, count, type, dest, tag, 1);
+  return ftmw_send(cx, "ft_ssend", buf, count, type, dest, tag, 1);
 }
 
 /* The receive half is checked first, so that a bad argument there never
@@ -267,26 +271,28 @@ int ft_sendrecv(const void *sendbuf, int sendcount, FT_Datatype sendtype,
                 int dest, int sendtag, void *recvbuf, int recvcount,
                 FT_Datatype recvtype, int source, int recvtag,
                 FT_Status *status) {
+  ftmw_ctx *cx = &ftmw_default_ctx;
   static const char call[] = "ft_sendrecv";
   size_t bytes;
-  int rc = !st.initialized ? FT_ERR_NOT_INITIALIZED
-                           : ftmw_check_buffer(recvbuf, recvcount, recvtype,
-                                               &bytes);
+  int rc = !cx->st.initialized
+               ? FT_ERR_NOT_INITIALIZED
+               : ftmw_check_buffer(cx, recvbuf, recvcount, recvtype, &bytes);
   if (rc == FT_SUCCESS)
     rc = ftmw_check_tag(recvtag, 1);
   if (rc == FT_SUCCESS)
     rc = ftmw_check_tag(sendtag, 0);
   ftmw_peer *from;
   if (rc == FT_SUCCESS)
-    rc = ftmw_source_peer(source, &from);
+    rc = ftmw_source_peer(cx, source, &from);
   ftmw_set_status(status, source, recvtag, 0, rc);
   if (rc != FT_SUCCESS)
     return ftmw_fail(rc);
-  if (ftmw_send(call, sendbuf, sendcount, sendtype, dest, sendtag, 0) == 0 &&
+  if (ftmw_send(cx, call, sendbuf, sendcount, sendtype, dest, sendtag, 0) ==
+          0 &&
       ftmw_last_error() != FT_SUCCESS) {
     ftmw_set_status(status, dest, sendtag, 0, ftmw_last_error());
     return 0;
   }
-  return ftmw_recv(call, recvbuf, recvcount, recvtype, source, recvtag,
+  return ftmw_recv(cx, call, recvbuf, recvcount, recvtype, source, recvtag,
                    status);
 }

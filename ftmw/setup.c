@@ -7,54 +7,52 @@
 #include <stdio.h>
 #include <string.h>
 
-#define st ftmw_st
-#define job ftmw_job
-
 /* Every master's listening address, in priority order: what each new
  * process (worker, spare, replacement) is told to connect to. */
 static ftmw_addr masters_at[FTMW_MAX_MASTERS];
 
 ftmw_addr *ftmw_setup_masters(void) { return masters_at; }
 
-void ftmw_setup_apply(const ftmw_setup *s) {
-  job.role = s->role;
-  job.id = s->id;
-  job.epoch = s->epoch;
-  job.W = s->W;
-  job.M = s->M;
-  job.S = s->S;
-  job.cfg = s->cfg;
-  memcpy(job.secret, s->secret, sizeof(job.secret));
+void ftmw_setup_apply(ftmw_ctx *cx, const ftmw_setup *s) {
+  cx->job.role = s->role;
+  cx->job.id = s->id;
+  cx->job.epoch = s->epoch;
+  cx->job.W = s->W;
+  cx->job.M = s->M;
+  cx->job.S = s->S;
+  cx->job.cfg = s->cfg;
+  memcpy(cx->job.secret, s->secret, sizeof(cx->job.secret));
 }
 
-void ftmw_setup_self_addr(ftmw_addr *a) {
+void ftmw_setup_self_addr(ftmw_ctx *cx, ftmw_addr *a) {
   memset(a, 0, sizeof(*a));
-  snprintf(a->ip, sizeof(a->ip), "%s", st.listen_ip);
-  a->port = st.listen_port;
+  snprintf(a->ip, sizeof(a->ip), "%s", cx->st.listen_ip);
+  a->port = cx->st.listen_port;
   a->at = *ftmw_self_place();
 }
 
-void ftmw_setup_put_masters(ftmw_setup *s) {
+void ftmw_setup_put_masters(ftmw_ctx *cx, ftmw_setup *s) {
   memcpy(s->masters, masters_at, sizeof(masters_at));
-  uv_mutex_lock(&st.lock);
-  for (int k = 0; k <= job.M && st.masters; k++)
-    if (ftmw_peer_is_failed(&st.masters[k]))
+  uv_mutex_lock(&cx->st.lock);
+  for (int k = 0; k <= cx->job.M && cx->st.masters; k++)
+    if (ftmw_peer_is_failed(&cx->st.masters[k]))
       s->masters[k].port = 0;
-  uv_mutex_unlock(&st.lock);
+  uv_mutex_unlock(&cx->st.lock);
 }
 
-void ftmw_setup_fill(ftmw_setup *s, int role, int id, uint32_t epoch) {
+void ftmw_setup_fill(ftmw_ctx *cx, ftmw_setup *s, int role, int id,
+                     uint32_t epoch) {
   memset(s, 0, sizeof(*s));
   s->magic = FTMW_SETUP_MAGIC;
   s->role = role;
   s->id = id;
   s->epoch = epoch;
-  s->W = job.W;
-  s->M = job.M;
-  s->S = job.S;
-  s->cfg = job.cfg;
-  memcpy(s->secret, job.secret, sizeof(s->secret));
-  if (job.id == 0 && job.role == FTMW_ROLE_MASTER)
-    ftmw_setup_self_addr(&masters_at[0]);
-  ftmw_setup_put_masters(s);
+  s->W = cx->job.W;
+  s->M = cx->job.M;
+  s->S = cx->job.S;
+  s->cfg = cx->job.cfg;
+  memcpy(s->secret, cx->job.secret, sizeof(s->secret));
+  if (cx->job.id == 0 && cx->job.role == FTMW_ROLE_MASTER)
+    ftmw_setup_self_addr(cx, &masters_at[0]);
+  ftmw_setup_put_masters(cx, s);
 }

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "config.h" /* ftmw_config, FTMW_MAX_MASTERS */
+#include "ctx.h"
 #include "wire.h"   /* ftmw_place, FTMW_SECRET_SIZE */
 
 /* The MPI tag of set-up messages (the record, a replica's address). */
@@ -47,18 +48,19 @@ static inline ftmw_addr ftmw_addr_ended(ftmw_addr a) {
  * settings, the secret and every master's address as this master knows
  * them (a master known dead with port 0). Takes st.lock, so the caller
  * must not hold it. */
-void ftmw_setup_fill(ftmw_setup *s, int role, int id, uint32_t epoch);
+void ftmw_setup_fill(ftmw_ctx *cx, ftmw_setup *s, int role, int id,
+                     uint32_t epoch);
 
 /* This master's address, as the others are told it. */
-void ftmw_setup_self_addr(ftmw_addr *a);
+void ftmw_setup_self_addr(ftmw_ctx *cx, ftmw_addr *a);
 
 /* Copies every master's address into s; a master known dead is not worth
  * a connection attempt (port 0). Takes st.lock: the loop may be changing
  * the masters' states. */
-void ftmw_setup_put_masters(ftmw_setup *s);
+void ftmw_setup_put_masters(ftmw_ctx *cx, ftmw_setup *s);
 
 /* Takes a received record's identity, sizes, settings and secret. */
-void ftmw_setup_apply(const ftmw_setup *s);
+void ftmw_setup_apply(ftmw_ctx *cx, const ftmw_setup *s);
 
 /* Every master's listening address, in priority order ([FTMW_MAX_MASTERS]):
  * what each new process is told to connect to. */

@@ -11,9 +11,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define st ftmw_st
-#define job ftmw_job
-
 /* Open MPI 4.1's mpirun can lose a new child's PMIx_Init when the spawn
  * races with its handling of another child's death: the child then waits
  * in MPI_Init, and MPI_Comm_spawn in PMIx_Lookup, both for ever (see
@@ -49,8 +46,8 @@ int ftmw_spawn_prepare(int *argc, char ***argv, int multiple) {
   return 0;
 }
 
-int ftmw_spawn_wait_ms(int n) {
-  int64_t t = job.cfg.spawn_timeout_ms;
+int ftmw_spawn_wait_ms(ftmw_ctx *cx, int n) {
+  int64_t t = cx->job.cfg.spawn_timeout_ms;
   return (int)(t + t * n / 16);
 }
 
@@ -145,9 +142,9 @@ static char **shim_args(const char *program) {
  * arguments, on hostfile entry hosts[i] (-1: anywhere), each given the
  * environment env ("NAME=VALUE" lines) and, under the shim, a new name
  * for its notice (c->notices[i]). */
-static spawn_call *spawn_call_new(const char *program, ftmw_peer **peers,
-                                  const uint32_t *epochs, const int *hosts,
-                                  int n, const char *env) {
+static spawn_call *spawn_call_new(ftmw_ctx *cx, const char *program,
+                                  ftmw_peer **peers, const uint32_t *epochs,
+                                  const int *hosts, int n, const char *env) {
   spawn_call *c = calloc(1, sizeof(*c));
   if (c == NULL)
     return NULL;
@@ -171,7 +168,7 @@ static spawn_call *spawn_call_new(const char *program, ftmw_peer **peers,
   for (int i = 0; i < n; i++) {
     char penv[256];
     if (shim) {
-      ftmw_death_name_spawn(peers[i]->kind, peers[i]->id, epochs[i],
+      ftmw_death_name_spawn(cx, peers[i]->kind, peers[i]->id, epochs[i],
                             c->notices[i], sizeof(c->notices[i]));
       snprintf(penv, sizeof(penv), "%s\nFTMW_DEATH_NAME=%s", env, c->notices[i]);
       c->cmds[i] = (char *)shim;
@@ -186,7 +183,7 @@ static spawn_call *spawn_call_new(const char *program, ftmw_peer **peers,
     PMPI_Info_create(&c->infos[i]);
     PMPI_Info_set(c->infos[i], "env", penv); /* Open MPI's key */
     if (hosts[i] >= 0)
-      PMPI_Info_set(c->infos[i], "host", job.hosts.v[hosts[i]].name);
+      PMPI_Info_set(c->infos[i], "host", cx->job.hosts.v[hosts[i]].name);
   }
   return c;
 }
@@ -264,9 +261,9 @@ static int spawn_call_bounded(spawn_call *c, int wait_ms) {
  * another is being spawned, and the launch takes one spawn's time instead
  * of n. A replica's intercommunicator goes to *inter_out (n == 1).
  * Returns SPAWN_OK, SPAWN_ERROR, or SPAWN_ABANDONED (see above). */
-static int spawn_peers(ftmw_peer **peers, const uint32_t *epochs,
+static int spawn_peers(ftmw_ctx *cx, ftmw_peer **peers, const uint32_t *epochs,
                        const int *hosts, int n, int role, MPI_Comm *inter_out) {
-  int wait_ms = ftmw_spawn_wait_ms(n);
+  int wait_ms = ftmw_spawn_wait_ms(cx, n);
   char env[96];
   snprintf(env, sizeof(env), FTMW_SPAWN_WAIT_ENV "=%d%s", wait_ms,
            role == FTMW_ROLE_WORKER && ftmw_fault_fires(FTMW_FAULT_SPAWN_STALL)
@@ -274,18 +271,18 @@ static int spawn_peers(ftmw_peer **peers, const uint32_t *epochs,
   const char *program = program_of(role);
   if (program == NULL)
     return SPAWN_ERROR;
-  spawn_call *c = spawn_call_new(program, peers, epochs, hosts, n, env);
+  spawn_call *c = spawn_call_new(cx, program, peers, epochs, hosts, n, env);
   if (c == NULL) {
     ftmw_log("out of memory spawning %d processes", n);
     return SPAWN_ERROR;
   }
   /* Whoever waits for an incarnation reads the notice of its last spawn
    * (launch.c, and watch below). */
-  uv_mutex_lock(&st.lock);
+  uv_mutex_lock(&cx->st.lock);
   for (int i = 0; i < n; i++)
     if (peers[i]->epoch == epochs[i])
       memcpy(peers[i]->notice, c->notices[i], sizeof(peers[i]->notice));
-  uv_mutex_unlock(&st.lock);
+  uv_mutex_unlock(&cx->st.lock);
   uint64_t t0 = uv_hrtime();
   int rc = spawn_call_bounded(c, wait_ms);
   double ms = (uv_hrtime() - t0) / 1e6;
@@ -304,18 +301,19 @@ static int spawn_peers(ftmw_peer **peers, const uint32_t *epochs,
       PMPI_Error_string(c->mrc != MPI_SUCCESS ? c->mrc : c->errcodes[i], msg, &len);
       ftmw_log("cannot spawn %s %d%s%s: %s", ftmw_role_name(role), peers[i]->id,
                hosts[i] >= 0 ? " on " : "",
-               hosts[i] >= 0 ? job.hosts.v[hosts[i]].name : "", msg);
+               hosts[i] >= 0 ? cx->job.hosts.v[hosts[i]].name : "", msg);
       rc = SPAWN_ERROR;
     }
   for (int i = 0; i < n && rc == SPAWN_OK; i++) {
     ftmw_setup s;
-    ftmw_setup_fill(&s, role, peers[i]->id, epochs[i]);
+    ftmw_setup_fill(cx, &s, role, peers[i]->id, epochs[i]);
     if (PMPI_Send(&s, sizeof(s), MPI_BYTE, i, FTMW_SETUP_TAG, c->inter) !=
         MPI_SUCCESS)
       rc = SPAWN_ERROR;
-    ftmw_trace("spawned", "\"%s\":%d,\"peer_epoch\":%u,\"on\":\"%s\",\"ms\":%.3f",
-               ftmw_role_name(role), peers[i]->id, epochs[i],
-               hosts[i] >= 0 ? job.hosts.v[hosts[i]].name : job.host, ms);
+    ftmw_trace(
+        "spawned", "\"%s\":%d,\"peer_epoch\":%u,\"on\":\"%s\",\"ms\":%.3f",
+        ftmw_role_name(role), peers[i]->id, epochs[i],
+        hosts[i] >= 0 ? cx->job.hosts.v[hosts[i]].name : cx->job.host, ms);
   }
   /* A worker's intercommunicator is never used again, and freeing or
    * disconnecting it would involve the children: it is left alone. */
@@ -327,18 +325,19 @@ static int spawn_peers(ftmw_peer **peers, const uint32_t *epochs,
 
 /* spawn_peers for the application's thread, which alone changes the
  * peers' incarnations: of their current ones. */
-static int spawn_peers_current(ftmw_peer **peers, const int *hosts, int n,
-                               int role, MPI_Comm *inter_out) {
+static int spawn_peers_current(ftmw_ctx *cx, ftmw_peer **peers,
+                               const int *hosts, int n, int role,
+                               MPI_Comm *inter_out) {
   uint32_t *epochs = malloc((size_t)n * sizeof(*epochs));
   if (epochs == NULL) {
     ftmw_log("out of memory spawning %d processes", n);
     return SPAWN_ERROR;
   }
-  uv_mutex_lock(&st.lock);
+  uv_mutex_lock(&cx->st.lock);
   for (int i = 0; i < n; i++)
     epochs[i] = peers[i]->epoch;
-  uv_mutex_unlock(&st.lock);
-  int rc = spawn_peers(peers, epochs, hosts, n, role, inter_out);
+  uv_mutex_unlock(&cx->st.lock);
+  int rc = spawn_peers(cx, peers, epochs, hosts, n, role, inter_out);
   free(epochs);
   return rc;
 }
@@ -346,11 +345,12 @@ static int spawn_peers_current(ftmw_peer **peers, const int *hosts, int n,
 /* spawn_peers_current, made again while it is abandoned, up to
  * FTMW_SPAWN_ATTEMPTS times (the launch: nothing else would start these
  * processes). */
-static int spawn_peers_retried(ftmw_peer **peers, const int *hosts, int n,
-                               int role, MPI_Comm *inter_out) {
+static int spawn_peers_retried(ftmw_ctx *cx, ftmw_peer **peers,
+                               const int *hosts, int n, int role,
+                               MPI_Comm *inter_out) {
   int rc = SPAWN_ABANDONED;
   for (int a = 0; a < FTMW_SPAWN_ATTEMPTS && rc == SPAWN_ABANDONED; a++)
-    rc = spawn_peers_current(peers, hosts, n, role, inter_out);
+    rc = spawn_peers_current(cx, peers, hosts, n, role, inter_out);
   if (rc == SPAWN_ABANDONED)
     ftmw_log("cannot start the job: %d spawns of the %s%s abandoned",
              FTMW_SPAWN_ATTEMPTS, ftmw_role_name(role), n > 1 ? "s" : "");
@@ -378,35 +378,40 @@ int ftmw_spawn_recv_bounded(void *buf, int bytes, MPI_Comm comm, int wait_ms) {
   }
 }
 
-int ftmw_spawn_place_workers(void) {
-  placed_host = calloc((size_t)job.W + 1, sizeof(int));
+int ftmw_spawn_place_workers(ftmw_ctx *cx) {
+  placed_host = calloc((size_t)cx->job.W + 1, sizeof(int));
   if (placed_host == NULL)
     return -1;
-  for (int r = 1; r <= job.W; r++)
-    placed_host[r] = job.hosts.n ? ftmw_hosts_place(&job.hosts, r - 1) : -1;
+  for (int r = 1; r <= cx->job.W; r++)
+    placed_host[r] =
+        cx->job.hosts.n ? ftmw_hosts_place(&cx->job.hosts, r - 1) : -1;
   return 0;
 }
 
 int ftmw_spawn_host_of(int r) { return placed_host[r]; }
 
 /* The replicas go on the hosts after the workers'. */
-int ftmw_spawn_replicas(ftmw_addr *at) {
-  for (int k = 1; k <= job.M; k++) {
+int ftmw_spawn_replicas(ftmw_ctx *cx, ftmw_addr *at) {
+  for (int k = 1; k <= cx->job.M; k++) {
     ftmw_addr a;
-    int host = job.hosts.n ? ftmw_hosts_place(&job.hosts, job.W + k - 1) : -1;
-    ftmw_peer *p = &st.masters[k];
-    uv_mutex_lock(&st.lock); /* the listener runs */
+    int host = cx->job.hosts.n
+                   ? ftmw_hosts_place(&cx->job.hosts, cx->job.W + k - 1)
+                   : -1;
+    ftmw_peer *p = &cx->st.masters[k];
+    uv_mutex_lock(&cx->st.lock); /* the listener runs */
     ftmw_peer_set_locked(p, FTMW_PEER_JOINING, "spawning");
-    uv_mutex_unlock(&st.lock);
-    if (spawn_peers_retried(&p, &host, 1, FTMW_ROLE_MASTER, &replica_comm[k]) != 0)
+    uv_mutex_unlock(&cx->st.lock);
+    if (spawn_peers_retried(cx, &p, &host, 1, FTMW_ROLE_MASTER,
+                            &replica_comm[k]) != 0)
       return -1;
     if (ftmw_spawn_recv_bounded(&a, sizeof(a), replica_comm[k],
-                                ftmw_spawn_wait_ms(1)) != 0) {
+                                ftmw_spawn_wait_ms(cx, 1)) != 0) {
       ftmw_log("master replica %d died starting (no address in %d ms); the job "
-               "goes on without it", k, ftmw_spawn_wait_ms(1));
-      uv_mutex_lock(&st.lock);
-      ftmw_peer_failed_locked(p, 1, "died starting");
-      uv_mutex_unlock(&st.lock);
+               "goes on without it",
+               k, ftmw_spawn_wait_ms(cx, 1));
+      uv_mutex_lock(&cx->st.lock);
+      ftmw_peer_failed_locked(cx, p, 1, "died starting");
+      uv_mutex_unlock(&cx->st.lock);
       at[k].port = 0;
       continue;
     }
@@ -416,11 +421,11 @@ int ftmw_spawn_replicas(ftmw_addr *at) {
     }
     at[k] = ftmw_addr_ended(a);
   }
-  for (int k = 1; k <= job.M; k++) {
-    if (ftmw_peer_is_failed(&st.masters[k]))
+  for (int k = 1; k <= cx->job.M; k++) {
+    if (ftmw_peer_is_failed(&cx->st.masters[k]))
       continue;
     ftmw_setup s;
-    ftmw_setup_fill(&s, FTMW_ROLE_MASTER, k, 0);
+    ftmw_setup_fill(cx, &s, FTMW_ROLE_MASTER, k, 0);
     if (PMPI_Send(&s, sizeof(s), MPI_BYTE, 0, FTMW_SETUP_TAG, replica_comm[k]) !=
         MPI_SUCCESS)
       return -1;
@@ -428,24 +433,25 @@ int ftmw_spawn_replicas(ftmw_addr *at) {
   return 0;
 }
 
-int ftmw_spawn_workers(void) {
-  ftmw_peer **workers = malloc((size_t)job.W * sizeof(*workers));
+int ftmw_spawn_workers(ftmw_ctx *cx) {
+  ftmw_peer **workers = malloc((size_t)cx->job.W * sizeof(*workers));
   if (workers == NULL)
     return -1;
-  uv_mutex_lock(&st.lock); /* the listener runs */
-  for (int r = 1; r <= job.W; r++) {
-    ftmw_peer_set_locked(&st.workers[r], FTMW_PEER_JOINING, "spawning");
-    workers[r - 1] = &st.workers[r];
+  uv_mutex_lock(&cx->st.lock); /* the listener runs */
+  for (int r = 1; r <= cx->job.W; r++) {
+    ftmw_peer_set_locked(&cx->st.workers[r], FTMW_PEER_JOINING, "spawning");
+    workers[r - 1] = &cx->st.workers[r];
   }
-  uv_mutex_unlock(&st.lock);
-  int rc = spawn_peers_retried(workers, placed_host + 1, job.W, FTMW_ROLE_WORKER, NULL);
+  uv_mutex_unlock(&cx->st.lock);
+  int rc = spawn_peers_retried(cx, workers, placed_host + 1, cx->job.W,
+                               FTMW_ROLE_WORKER, NULL);
   free(workers);
   return rc;
 }
 
-int ftmw_spawn_replacement(ftmw_peer *p, int host) {
+int ftmw_spawn_replacement(ftmw_ctx *cx, ftmw_peer *p, int host) {
   placed_host[p->id] = host;
-  return spawn_peers_current(&p, &host, 1, FTMW_ROLE_WORKER, NULL);
+  return spawn_peers_current(cx, &p, &host, 1, FTMW_ROLE_WORKER, NULL);
 }
 
 /* --- restores that do not wait ------------------------------------------
@@ -487,16 +493,17 @@ typedef struct watched {
   char name[FTMW_DEATH_NAME_MAX];
 } watched;
 
-static void watch(ftmw_qnode *list, ftmw_peer *p, uint32_t epoch) {
+static void watch(ftmw_ctx *cx, ftmw_qnode *list, ftmw_peer *p,
+                  uint32_t epoch) {
   watched *w = calloc(1, sizeof(*w));
   if (w == NULL)
     return; /* then its deadline finds it */
   w->p = p;
   w->epoch = epoch;
-  uv_mutex_lock(&st.lock);
+  uv_mutex_lock(&cx->st.lock);
   if (p->epoch == epoch) /* its last spawn's, which is this one */
     memcpy(w->name, p->notice, sizeof(w->name));
-  uv_mutex_unlock(&st.lock);
+  uv_mutex_unlock(&cx->st.lock);
   if (w->name[0] == '\0') {
     free(w);
     return;
@@ -506,21 +513,21 @@ static void watch(ftmw_qnode *list, ftmw_peer *p, uint32_t epoch) {
 
 /* Reads the notice of every incarnation on list; forgets those that have
  * joined, been declared failed, or been replaced. */
-static void poll_watched(ftmw_qnode *list) {
+static void poll_watched(ftmw_ctx *cx, ftmw_qnode *list) {
   ftmw_qnode *n = list->next;
   while (n != list) {
     watched *w = FTMW_CONTAINER_OF(n, watched, node);
     n = n->next;
     ftmw_peer *p = w->p;
     char notice[128];
-    uv_mutex_lock(&st.lock);
+    uv_mutex_lock(&cx->st.lock);
     int joining = p->epoch == w->epoch && p->state == FTMW_PEER_JOINING;
-    uv_mutex_unlock(&st.lock);
+    uv_mutex_unlock(&cx->st.lock);
     if (joining && ftmw_death_notice(w->name, notice, sizeof(notice), NULL)) {
-      uv_mutex_lock(&st.lock);
+      uv_mutex_lock(&cx->st.lock);
       if (p->epoch == w->epoch && p->state == FTMW_PEER_JOINING)
-        ftmw_death_declare_locked(p, notice);
-      uv_mutex_unlock(&st.lock);
+        ftmw_death_declare_locked(cx, p, notice);
+      uv_mutex_unlock(&cx->st.lock);
       joining = 0;
     }
     if (!joining) {
@@ -533,34 +540,35 @@ static void poll_watched(ftmw_qnode *list) {
 /* Makes the spawn of r (the spawner's thread), and watches its process
  * (list): on failure, the new incarnation has failed, reported at the
  * next call that names it. */
-static void spawn_one(spawn_req *r, ftmw_qnode *list) {
+static void spawn_one(ftmw_ctx *cx, spawn_req *r, ftmw_qnode *list) {
   ftmw_peer *p = r->p;
   if (r->before)
     r->before(&r->old, r->old_notice);
-  uv_mutex_lock(&st.lock);
+  uv_mutex_lock(&cx->st.lock);
   int go = p->epoch == r->epoch && p->state == FTMW_PEER_JOINING;
   if (go) /* its deadline counts from now, not from the queue */
-    p->join_by = ftmw_now_ms() + (uint64_t)ftmw_spawn_wait_ms(1) +
+    p->join_by = ftmw_now_ms() + (uint64_t)ftmw_spawn_wait_ms(cx, 1) +
                  FTMW_LAUNCH_WAIT_MS;
-  uv_mutex_unlock(&st.lock);
+  uv_mutex_unlock(&cx->st.lock);
   if (!go)
     return;
   int host = r->host;
-  if (spawn_peers(&p, &r->epoch, &host, 1, FTMW_ROLE_WORKER, NULL) == SPAWN_OK) {
-    watch(list, p, r->epoch);
+  if (spawn_peers(cx, &p, &r->epoch, &host, 1, FTMW_ROLE_WORKER, NULL) ==
+      SPAWN_OK) {
+    watch(cx, list, p, r->epoch);
     return;
   }
   /* A waiting call sees it at the loop's next event, the heartbeat tick
    * at the latest: this thread does not touch the loop, which may be
    * closing by the time it gets here. */
-  uv_mutex_lock(&st.lock);
+  uv_mutex_lock(&cx->st.lock);
   if (p->epoch == r->epoch && p->state == FTMW_PEER_JOINING)
-    ftmw_peer_failed_locked(p, 1, "could not be spawned");
-  uv_mutex_unlock(&st.lock);
+    ftmw_peer_failed_locked(cx, p, 1, "could not be spawned");
+  uv_mutex_unlock(&cx->st.lock);
 }
 
 static void spawner_thread(void *arg) {
-  (void)arg;
+  ftmw_ctx *cx = arg;
   ftmw_qnode list;
   ftmw_q_init(&list);
   uv_mutex_lock(&spawner.lock);
@@ -579,10 +587,10 @@ static void spawner_thread(void *arg) {
     }
     uv_mutex_unlock(&spawner.lock);
     if (r != NULL) {
-      spawn_one(r, &list);
+      spawn_one(cx, r, &list);
       free(r);
     }
-    poll_watched(&list);
+    poll_watched(cx, &list);
     uv_mutex_lock(&spawner.lock);
   }
   uv_mutex_unlock(&spawner.lock);
@@ -593,9 +601,10 @@ static void spawner_thread(void *arg) {
   }
 }
 
-int ftmw_spawn_replacement_async(ftmw_peer *p, int host,
+int ftmw_spawn_replacement_async(ftmw_ctx *cx, ftmw_peer *p, int host,
                                  ftmw_spawn_before before,
-                                 const ftmw_place *old, const char *old_notice) {
+                                 const ftmw_place *old,
+                                 const char *old_notice) {
   spawn_req *r = calloc(1, sizeof(*r));
   if (r == NULL)
     return -1;
@@ -607,7 +616,7 @@ int ftmw_spawn_replacement_async(ftmw_peer *p, int host,
       uv_mutex_destroy(&spawner.lock);
       ok = 0;
     }
-    if (ok && uv_thread_create(&spawner.tid, spawner_thread, NULL) != 0) {
+    if (ok && uv_thread_create(&spawner.tid, spawner_thread, cx) != 0) {
       uv_cond_destroy(&spawner.cond);
       uv_mutex_destroy(&spawner.lock);
       ok = 0;

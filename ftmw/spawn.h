@@ -33,7 +33,7 @@ int ftmw_spawn_prepare(int *argc, char ***argv, int thread_multiple);
 
 /* How long a spawn of n processes may take (ms):
  * FT_SPAWN_TIMEOUT_MS x (1 + n/16). */
-int ftmw_spawn_wait_ms(int n);
+int ftmw_spawn_wait_ms(ftmw_ctx *cx, int n);
 
 /* Holding lock, waits on cond until *flag is set or uv_hrtime() reaches
  * deadline; returns *flag. Any thread (also the set-up watchdog's). */
@@ -48,7 +48,7 @@ int ftmw_spawn_recv_bounded(void *buf, int bytes, MPI_Comm comm, int wait_ms);
 /* Every master: where each worker runs (placement on FT_HOSTFILE, then
  * the hosts restores pick), so that a replica that takes over can
  * restore. Returns -1 when out of memory. */
-int ftmw_spawn_place_workers(void);
+int ftmw_spawn_place_workers(ftmw_ctx *cx);
 
 /* The hostfile entry worker r was last placed on, or -1 (no hostfile). */
 int ftmw_spawn_host_of(int r);
@@ -57,17 +57,17 @@ int ftmw_spawn_host_of(int r);
  * before it; learns each one's listening address into at[k] (port 0: it
  * died starting, and the job goes on without it); then tells every
  * replica all of them. Returns 0, or -1 if the job cannot start. */
-int ftmw_spawn_replicas(ftmw_addr *at);
+int ftmw_spawn_replicas(ftmw_ctx *cx, ftmw_addr *at);
 
 /* The primary: spawns every worker on its placed host in one call, made
  * again while abandoned. Returns 0, else nonzero. */
-int ftmw_spawn_workers(void);
+int ftmw_spawn_workers(ftmw_ctx *cx);
 
 /* Spawns a replacement for worker p (its new epoch set) on hostfile entry
  * host (-1: anywhere), which becomes p's placed host, and sends it its
  * set-up record; does not wait for it to connect. Returns 0, else nonzero
  * if the spawn failed or was abandoned. */
-int ftmw_spawn_replacement(ftmw_peer *p, int host);
+int ftmw_spawn_replacement(ftmw_ctx *cx, ftmw_peer *p, int host);
 
 /* Whether a spawn may run on a helper thread (MPI_THREAD_MULTIPLE): then
  * a restore need not wait for it. */
@@ -84,7 +84,7 @@ typedef void (*ftmw_spawn_before)(const ftmw_place *old, const char *notice);
  * p->join_by when it starts, on failure declares that incarnation failed,
  * and until it joins reads its death notice (death.h). Returns 0, or -1
  * when it cannot (nothing queued). */
-int ftmw_spawn_replacement_async(ftmw_peer *p, int host,
+int ftmw_spawn_replacement_async(ftmw_ctx *cx, ftmw_peer *p, int host,
                                  ftmw_spawn_before before,
                                  const ftmw_place *old, const char *old_notice);
 

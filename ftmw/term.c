@@ -11,9 +11,6 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#define st ftmw_st
-#define job ftmw_job
-
 static struct {
   /* SIGTERM's handler is this file's own (sigaction), not a libuv signal
    * handle, whose closing gives the signal back its default action before
@@ -69,18 +66,18 @@ static void on_sigterm(int signum) {
 }
 
 static void on_signal(uv_async_t *h) {
-  (void)h;
+  ftmw_ctx *cx = h->data;
   if (ftmw_term_requested())
     return; /* a second one (the shim passes it on, Slurm sends it too) */
   term.leave_at = ftmw_now_ms() + term.grace_ms;
   ftmw_trace("sigterm", "\"grace_ms\":%llu", (unsigned long long)term.grace_ms);
-  uv_mutex_lock(&st.lock);
+  uv_mutex_lock(&cx->st.lock);
   __atomic_store_n(&term.requested, 1, __ATOMIC_RELEASE);
   ftmw_loop_wake_locked(); /* a master's waiting receive reports it */
-  uv_mutex_unlock(&st.lock);
+  uv_mutex_unlock(&cx->st.lock);
 }
 
-int ftmw_term_start(uv_loop_t *loop, int grace_ms) {
+int ftmw_term_start(ftmw_ctx *cx, uv_loop_t *loop, int grace_ms) {
   if (grace_ms <= 0)
     return 0;
   term.grace_ms = (uint64_t)grace_ms;
@@ -88,6 +85,7 @@ int ftmw_term_start(uv_loop_t *loop, int grace_ms) {
   __atomic_store_n(&term.ended, 0, __ATOMIC_SEQ_CST);
   int rc = uv_async_init(loop, &term.async, on_signal);
   if (rc == 0) {
+    term.async.data = cx; /* before SIGTERM can wake it */
     __atomic_store_n(&term.open, 1, __ATOMIC_RELEASE);
     struct sigaction sa = {.sa_handler = on_sigterm, .sa_flags = SA_RESTART};
     sigfillset(&sa.sa_mask);
@@ -144,14 +142,14 @@ void ftmw_term_end(void) {
  * tells every master it leaves, then leaves once the primary's BYE has
  * come. Looked at when the FIN or the BYE comes, and at each tick (a call
  * that was waiting may have returned a task to compute). */
-static void worker_step(void) {
-  if (job.role != FTMW_ROLE_WORKER || !term.primary_fin ||
+static void worker_step(ftmw_ctx *cx) {
+  if (cx->job.role != FTMW_ROLE_WORKER || !term.primary_fin ||
       !(term.stopping || ftmw_term_requested()))
     return;
-  uv_mutex_lock(&st.lock);
-  int computing = !st.finalizing && !ftmw_loop_calls_waiting_locked();
-  int bye = st.masters[st.primary].bye;
-  uv_mutex_unlock(&st.lock);
+  uv_mutex_lock(&cx->st.lock);
+  int computing = !cx->st.finalizing && !ftmw_loop_calls_waiting_locked();
+  int bye = cx->st.masters[cx->st.primary].bye;
+  uv_mutex_unlock(&cx->st.lock);
   if (!computing)
     return;
   if (term.fin_sent && bye)
@@ -160,14 +158,14 @@ static void worker_step(void) {
   if (term.fin_sent)
     return;
   term.fin_sent = 1;
-  for (int k = 0; k <= job.M; k++)
-    if (st.masters[k].conn != NULL)
-      ftmw_link_send(st.masters[k].conn, FTMW_FRAME_FIN, 0, 0,
+  for (int k = 0; k <= cx->job.M; k++)
+    if (cx->st.masters[k].conn != NULL)
+      ftmw_link_send(cx->st.masters[k].conn, FTMW_FRAME_FIN, 0, 0,
                      FTMW_FLAG_LEAVING, NULL, 0);
 }
 
-void ftmw_term_poll(uint64_t now) {
-  worker_step();
+void ftmw_term_poll(ftmw_ctx *cx, uint64_t now) {
+  worker_step(cx);
   if (ftmw_term_requested() && now >= term.leave_at) {
     char why[96];
     snprintf(why, sizeof(why),
@@ -178,10 +176,10 @@ void ftmw_term_poll(uint64_t now) {
   }
 }
 
-void ftmw_term_on_primary_end(int bye, int stopping) {
+void ftmw_term_on_primary_end(ftmw_ctx *cx, int bye, int stopping) {
   if (!bye) {
     term.primary_fin = 1;
     term.stopping |= stopping;
   }
-  worker_step();
+  worker_step(cx);
 }

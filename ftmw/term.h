@@ -31,13 +31,16 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "ctx.h"
+
 /* A process that leaves because of SIGTERM exits with 143 (leave.h:
  * FTMW_LEAVE_TERMINATED), 128 + 15, what the signal's default action
  * gives. */
 
-/* Takes SIGTERM on loop from now on, unless grace_ms is 0. Returns 0, or
- * a libuv error (SIGTERM then keeps its default). */
-int ftmw_term_start(uv_loop_t *loop, int grace_ms);
+/* Takes SIGTERM on loop from now on, unless grace_ms is 0, and tells it
+ * to cx's waiting calls. Returns 0, or a libuv error (SIGTERM then keeps
+ * its default). */
+int ftmw_term_start(ftmw_ctx *cx, uv_loop_t *loop, int grace_ms);
 
 /* In the loop's last pass (ft_finalize): the loop takes SIGTERM no more;
  * the handler still does, and drops it, so that a late copy cannot kill
@@ -53,13 +56,13 @@ void ftmw_term_end(void);
 int ftmw_term_requested(void);
 
 /* At each tick: a process still running its grace after SIGTERM leaves. */
-void ftmw_term_poll(uint64_t now);
+void ftmw_term_poll(ftmw_ctx *cx, uint64_t now);
 
 /* A FIN (bye 0; stopping: it says FTMW_FLAG_STOPPING) or a BYE (bye 1)
  * from the primary master. In a worker whose job is being stopped (the
  * FIN says so, or it had SIGTERM) and whose program computes, now or at a
  * later tick: tells every master it leaves (FIN), then leaves once the
  * BYE has come. Nothing in other processes. */
-void ftmw_term_on_primary_end(int bye, int stopping);
+void ftmw_term_on_primary_end(ftmw_ctx *cx, int bye, int stopping);
 
 #endif

@@ -7,8 +7,6 @@
 #include "replica.h"
 #include "transport.h"
 
-#define st ftmw_st
-
 /* Decided clock minus this master's own clock, in microseconds
  * (application thread). */
 static int64_t clock_offset;
@@ -16,33 +14,38 @@ static int64_t clock_offset;
 static uint64_t now_us(void) { return uv_hrtime() / 1000u; }
 
 /* The masters' clock in microseconds (see ftmw_decided_ms). */
-static uint64_t decided_us(void) {
-  if (!ftmw_is_master() || ftmw_job.M == 0) /* nobody to agree with */
+static uint64_t decided_us(ftmw_ctx *cx) {
+  if (!ftmw_is_master(cx) || cx->job.M == 0) /* nobody to agree with */
     return now_us();
   int r;
   uint64_t v;
-  uv_mutex_lock(&st.lock);
+  uv_mutex_lock(&cx->st.lock);
   /* Read after the follow, which may wait: the wait is not an offset. */
-  if (ftmw_rep_follow(FTMW_DECIDE_CLOCK, -1, &r, &v)) {
+  if (ftmw_rep_follow(cx, FTMW_DECIDE_CLOCK, -1, &r, &v)) {
     clock_offset = (int64_t)(v - now_us());
   } else {
     v = (uint64_t)((int64_t)now_us() + clock_offset);
-    ftmw_rep_decide(FTMW_DECIDE_CLOCK, 0, v);
+    ftmw_rep_decide(cx, FTMW_DECIDE_CLOCK, 0, v);
   }
-  uv_mutex_unlock(&st.lock);
+  uv_mutex_unlock(&cx->st.lock);
   return v;
 }
 
-uint64_t ftmw_decided_ms(void) { return decided_us() / 1000u; }
+uint64_t ftmw_decided_ms(void) {
+  ftmw_ctx *cx = &ftmw_default_ctx;
+  return decided_us(cx) / 1000u;
+}
 
 double ft_wtime(void) {
-  if (!st.initialized)
+  ftmw_ctx *cx = &ftmw_default_ctx;
+  if (!cx->st.initialized)
     return (double)now_us() / 1e6;
-  return (double)decided_us() / 1e6;
+  return (double)decided_us(cx) / 1e6;
 }
 
 int ftmw_fence_worker(int rank, const char *why) {
-  ftmw_peer *p = ftmw_master_peer(rank);
+  ftmw_ctx *cx = &ftmw_default_ctx;
+  ftmw_peer *p = ftmw_master_peer(cx, rank);
   if (p == NULL)
     return 0;
   /* The incarnation this master's calls know, not the newest one: a
@@ -50,10 +53,10 @@ int ftmw_fence_worker(int rank, const char *why) {
    * the incarnation the primary's restore made since, which must live. */
   ftmw_op op = {.kind = FTMW_OP_FENCE, .peer = p, .why = why,
                 .epoch = ftmw_app_of(p)->app_epoch};
-  uv_mutex_lock(&st.lock);
-  ftmw_transport_submit(&op, 1);
+  uv_mutex_lock(&cx->st.lock);
+  ftmw_transport_submit(cx, &op, 1);
   int rc = ftmw_op_wait_locked(&op);
-  uv_mutex_unlock(&st.lock);
+  uv_mutex_unlock(&cx->st.lock);
   if (rc != FT_SUCCESS)
     return ftmw_fail(FT_ERR_PEER_FAILED); /* already gone or replaced */
   ftmw_ok();
@@ -61,21 +64,23 @@ int ftmw_fence_worker(int rank, const char *why) {
 }
 
 int ftmw_worker_pending(int rank) {
-  ftmw_peer *p = ftmw_master_peer(rank);
+  ftmw_ctx *cx = &ftmw_default_ctx;
+  ftmw_peer *p = ftmw_master_peer(cx, rank);
   if (p == NULL)
     return 0;
-  uv_mutex_lock(&st.lock);
+  uv_mutex_lock(&cx->st.lock);
   int pending = ftmw_peer_restoring(p);
-  uv_mutex_unlock(&st.lock);
+  uv_mutex_unlock(&cx->st.lock);
   return pending;
 }
 
 int ftmw_worker_joined(int rank) {
-  ftmw_peer *p = ftmw_master_peer(rank);
+  ftmw_ctx *cx = &ftmw_default_ctx;
+  ftmw_peer *p = ftmw_master_peer(cx, rank);
   if (p == NULL)
     return 1;
-  uv_mutex_lock(&st.lock);
+  uv_mutex_lock(&cx->st.lock);
   int joined = p->unjoined == 0; /* restore.c counts, join.c clears */
-  uv_mutex_unlock(&st.lock);
+  uv_mutex_unlock(&cx->st.lock);
   return joined;
 }

@@ -23,9 +23,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define st ftmw_st
-#define job ftmw_job
-
 static ftmw_link link_;
 
 /* --- waiting ------------------------------------------------------------ */
@@ -65,15 +62,16 @@ static void fenced(const ftmw_peer *m) {
  * (Seen: a new primary's resent DECIDE read before the last two of the
  * old one, refused as out of order.) Returns non-zero when c was closed
  * meanwhile. */
-static int primary_first(ftmw_conn *c, const ftmw_peer *p, int type) {
+static int primary_first(ftmw_ctx *cx, ftmw_conn *c, const ftmw_peer *p,
+                         int type) {
   if ((type != FTMW_FRAME_DECIDE && type != FTMW_FRAME_VERDICT &&
        type != FTMW_FRAME_KEPT && type != FTMW_FRAME_DOWN) ||
-      p->kind != FTMW_ROLE_MASTER || job.role != FTMW_ROLE_MASTER)
+      p->kind != FTMW_ROLE_MASTER || cx->job.role != FTMW_ROLE_MASTER)
     return 0;
-  int k = __atomic_load_n(&st.primary, __ATOMIC_RELAXED);
-  if (k == p->id || k == job.id || st.masters[k].conn == NULL)
+  int k = __atomic_load_n(&cx->st.primary, __ATOMIC_RELAXED);
+  if (k == p->id || k == cx->job.id || cx->st.masters[k].conn == NULL)
     return 0;
-  ftmw_link_drain(st.masters[k].conn);
+  ftmw_link_drain(cx->st.masters[k].conn);
   return !ftmw_link_open(c);
 }
 
@@ -85,52 +83,55 @@ void ftmw_transport_route(int type, ftmw_frame_fn fn) { routes[type] = fn; }
 /* Returns non-zero when the connection was closed. */
 static int on_frame(void *ctx, ftmw_conn *c, void *peer, const ftmw_hdr *h,
                     void *payload) {
-  (void)ctx;
+  ftmw_ctx *cx = ctx;
   ftmw_peer *p = peer;
   if (h->type == FTMW_FRAME_ACTIVATED && p->kind == FTMW_ROLE_SPARE)
-    return ftmw_join_adopt(c, p, h); /* checked there: it bears the new identity */
-  if (h->type == FTMW_FRAME_ACTIVATE && st.activated && h->src == p->pid_wire &&
-      h->epoch == p->epoch && h->tag == job.id && h->seq == job.epoch)
+    return ftmw_join_adopt(cx, c, p,
+                           h); /* checked there: it bears the new identity */
+  if (h->type == FTMW_FRAME_ACTIVATE && cx->st.activated &&
+      h->src == p->pid_wire && h->epoch == p->epoch && h->tag == cx->job.id &&
+      h->seq == cx->job.epoch)
     return 0; /* a master that took over makes it again the worker it is
                  (addressed to the spare it was): its ACTIVATED is on the way */
   /* Fencing: every frame must come from the bound incarnation, to us. */
-  if (h->src != p->pid_wire || h->epoch != p->epoch || h->dst != ftmw_self_pid()) {
+  if (h->src != p->pid_wire || h->epoch != p->epoch || h->dst != ftmw_job_pid(&cx->job)) {
     ftmw_msg_free_data(payload);
-    ftmw_peer_down(p, 0, "protocol error: frame from a wrong identity or epoch");
+    ftmw_peer_down(cx, p, 0,
+                   "protocol error: frame from a wrong identity or epoch");
     return 1;
   }
-  if (primary_first(c, p, h->type)) {
+  if (primary_first(cx, c, p, h->type)) {
     ftmw_msg_free_data(payload);
     return 1;
   }
   if (routes[h->type] != NULL) /* the wire checked the type */
-    return routes[h->type](p, h, payload) || !ftmw_link_open(c);
+    return routes[h->type](cx, p, h, payload) || !ftmw_link_open(c);
   switch (h->type) {
   case FTMW_FRAME_CONFIRM:
   case FTMW_FRAME_COPY: /* only a worker to a replica */
-    if (job.role != FTMW_ROLE_MASTER || job.M == 0 ||
+    if (cx->job.role != FTMW_ROLE_MASTER || cx->job.M == 0 ||
         p->kind != FTMW_ROLE_WORKER ||
         (h->type == FTMW_FRAME_CONFIRM && h->seq == 0)) {
       ftmw_msg_free_data(payload);
-      ftmw_peer_down(p, 0, "protocol error: unexpected COPY or CONFIRM");
+      ftmw_peer_down(cx, p, 0, "protocol error: unexpected COPY or CONFIRM");
       return 1;
     }
     if (h->type == FTMW_FRAME_CONFIRM) {
-      uv_mutex_lock(&st.lock);
-      ftmw_inbox_confirm_locked(p, h->seq);
-      uv_mutex_unlock(&st.lock);
+      uv_mutex_lock(&cx->st.lock);
+      ftmw_inbox_confirm_locked(cx, p, h->seq);
+      uv_mutex_unlock(&cx->st.lock);
       return 0;
     }
     /* fall through */
   case FTMW_FRAME_DATA:
-    if (ftmw_inbox_data(c, p, h, payload) != 0) {
-      ftmw_peer_down(p, 0, "out of memory for an inbound message");
+    if (ftmw_inbox_data(cx, c, p, h, payload) != 0) {
+      ftmw_peer_down(cx, p, 0, "out of memory for an inbound message");
       return 1;
     }
     return !ftmw_link_open(c);
   case FTMW_FRAME_ACK:
     if (ftmw_link_acked(c, h->seq) != 0) {
-      ftmw_peer_down(p, 0, "protocol error: unexpected ACK");
+      ftmw_peer_down(cx, p, 0, "protocol error: unexpected ACK");
       return 1;
     }
     return 0;
@@ -144,11 +145,12 @@ static int on_frame(void *ctx, ftmw_conn *c, void *peer, const ftmw_hdr *h,
                    : FTMW_WIRE_ETYPE;
       ftmw_msg_free_data(payload);
       if (rc != FTMW_WIRE_OK) {
-        ftmw_peer_down(p, 0, "protocol error: unexpected or malformed WELCOME");
+        ftmw_peer_down(cx, p, 0,
+                       "protocol error: unexpected or malformed WELCOME");
         return 1;
       }
     }
-    uv_mutex_lock(&st.lock);
+    uv_mutex_lock(&cx->st.lock);
     if (h->type == FTMW_FRAME_WELCOME)
       ftmw_peer_place_locked(p, &at);
     p->welcomed = 1;
@@ -157,62 +159,62 @@ static int on_frame(void *ctx, ftmw_conn *c, void *peer, const ftmw_hdr *h,
                                                    ? "welcomed"
                                                    : "activated");
     ftmw_loop_wake_locked();
-    uv_mutex_unlock(&st.lock);
+    uv_mutex_unlock(&cx->st.lock);
     return 0;
   }
   case FTMW_FRAME_FIN:
   case FTMW_FRAME_BYE: {
-    uv_mutex_lock(&st.lock);
+    uv_mutex_lock(&cx->st.lock);
     if (h->type == FTMW_FRAME_FIN) {
       p->fin = 1;
       if (p->kind == FTMW_ROLE_WORKER && (h->flags & FTMW_FLAG_LEAVING))
-        st.failure_seen = 1; /* it skips MPI_Finalize (term.h) */
+        cx->st.failure_seen = 1; /* it skips MPI_Finalize (term.h) */
     } else {
       p->bye = 1;
       p->bye_clean = (h->flags & FTMW_FLAG_CLEAN) != 0;
     }
-    int from_primary = p->kind == FTMW_ROLE_MASTER && p->id == st.primary;
+    int from_primary = p->kind == FTMW_ROLE_MASTER && p->id == cx->st.primary;
     ftmw_loop_wake_locked();
-    uv_mutex_unlock(&st.lock);
+    uv_mutex_unlock(&cx->st.lock);
     if (from_primary) /* after SIGTERM a computing worker need not finish */
-      ftmw_term_on_primary_end(h->type == FTMW_FRAME_BYE,
+      ftmw_term_on_primary_end(cx, h->type == FTMW_FRAME_BYE,
                                (h->flags & FTMW_FLAG_STOPPING) != 0);
     return 0;
   }
   case FTMW_FRAME_DOWN: {
-    if (p->kind != FTMW_ROLE_MASTER || job.role != FTMW_ROLE_MASTER ||
-        h->tag > job.W) {
-      ftmw_peer_down(p, 0, "protocol error: unexpected DOWN");
+    if (p->kind != FTMW_ROLE_MASTER || cx->job.role != FTMW_ROLE_MASTER ||
+        h->tag > cx->job.W) {
+      ftmw_peer_down(cx, p, 0, "protocol error: unexpected DOWN");
       return 1;
     }
-    ftmw_peer *w = &st.workers[h->tag];
-    uv_mutex_lock(&st.lock);
+    ftmw_peer *w = &cx->st.workers[h->tag];
+    uv_mutex_lock(&cx->st.lock);
     int live = w->epoch == (uint32_t)h->seq && ftmw_peer_is_live(w);
-    uv_mutex_unlock(&st.lock);
+    uv_mutex_unlock(&cx->st.lock);
     if (live)
-      ftmw_peer_down(w, 0, "declared failed by the primary");
+      ftmw_peer_down(cx, w, 0, "declared failed by the primary");
     return 0;
   }
   case FTMW_FRAME_ABORT:
     p->abort_heard = 1;
-    ftmw_abort_start(h->tag, p);
+    ftmw_abort_start(cx, h->tag, p);
     return 0;
   case FTMW_FRAME_FENCE:
     if (p->kind != FTMW_ROLE_MASTER) {
-      ftmw_peer_down(p, 0, "protocol error: FENCE from a non-master");
+      ftmw_peer_down(cx, p, 0, "protocol error: FENCE from a non-master");
       return 1;
     }
     fenced(p);
     return 1; /* not reached */
   case FTMW_FRAME_ACTIVATE:
-    if (job.role != FTMW_ROLE_SPARE || h->tag < 1 || h->tag > job.W) {
-      ftmw_peer_down(p, 0, "protocol error: unexpected ACTIVATE");
+    if (cx->job.role != FTMW_ROLE_SPARE || h->tag < 1 || h->tag > cx->job.W) {
+      ftmw_peer_down(cx, p, 0, "protocol error: unexpected ACTIVATE");
       return 1;
     }
-    ftmw_join_activate(c, p, h);
+    ftmw_join_activate(cx, c, p, h);
     return 0;
   default:
-    ftmw_peer_down(p, 0, "protocol error: unexpected frame");
+    ftmw_peer_down(cx, p, 0, "protocol error: unexpected frame");
     return 1;
   }
 }
@@ -230,44 +232,44 @@ static const char *name_of(void *ctx, const void *peer, char *buf, size_t len) {
  * primary's to judge: a replica does not see the BYE the primary sends a
  * worker or a spare (only once every replica has sent its FIN), only the
  * process leaving after it. */
-static int finished_locked(const ftmw_peer *p) {
-  int replica = ftmw_is_replica();
+static int finished_locked(ftmw_ctx *cx, const ftmw_peer *p) {
+  int replica = ftmw_is_replica(cx);
   return (p->kind == FTMW_ROLE_WORKER && p->fin &&
-          (st.bye_sent || replica)) ||
+          (cx->st.bye_sent || replica)) ||
          (p->kind == FTMW_ROLE_SPARE &&
-          (st.bye_sent || (replica && st.finalizing))) ||
+          (cx->st.bye_sent || (replica && cx->st.finalizing))) ||
          /* a master after its BYE; a replica after its FIN, unless
           * we are the primary and have not said BYE yet */
          (p->kind == FTMW_ROLE_MASTER &&
-          (p->bye || (p->fin && p->id != st.primary &&
-                      (st.bye_sent || job.role != FTMW_ROLE_MASTER ||
-                       job.id != st.primary))));
+          (p->bye || (p->fin && p->id != cx->st.primary &&
+                      (cx->st.bye_sent || cx->job.role != FTMW_ROLE_MASTER ||
+                       cx->job.id != cx->st.primary))));
 }
 
 static void on_down(void *ctx, ftmw_conn *c, void *peer, int why,
                     const char *text) {
-  (void)ctx;
+  ftmw_ctx *cx = ctx;
   (void)c;
   ftmw_peer *p = peer;
   int done = 0;
   if (why == FTMW_DOWN_SILENT)
-    ftmw_partition_check(p, 1); /* a master cut off steps down here */
+    ftmw_partition_check(cx, p, 1); /* a master cut off steps down here */
   if (why == FTMW_DOWN_CLOSED) {
-    uv_mutex_lock(&st.lock);
-    done = finished_locked(p);
-    uv_mutex_unlock(&st.lock);
+    uv_mutex_lock(&cx->st.lock);
+    done = finished_locked(cx, p);
+    uv_mutex_unlock(&cx->st.lock);
   }
-  ftmw_peer_down(p, done, text);
-  ftmw_abort_poll(); /* ending the job: was it the last one to close? */
+  ftmw_peer_down(cx, p, done, text);
+  ftmw_abort_poll(cx); /* ending the job: was it the last one to close? */
 }
 
 /* Suspected: silent for over half the timeout; alive again when heard. */
 static void on_quiet(void *ctx, ftmw_conn *c, void *peer, int quiet,
                      uint64_t silent_ms) {
-  (void)ctx;
+  ftmw_ctx *cx = ctx;
   (void)c;
   ftmw_peer *p = peer;
-  uv_mutex_lock(&st.lock);
+  uv_mutex_lock(&cx->st.lock);
   if (quiet && p->state == FTMW_PEER_ALIVE) {
     char why[48];
     snprintf(why, sizeof(why), "silent for %llu ms",
@@ -276,38 +278,39 @@ static void on_quiet(void *ctx, ftmw_conn *c, void *peer, int quiet,
   } else if (!quiet && p->state == FTMW_PEER_SUSPECTED) {
     ftmw_peer_set_locked(p, FTMW_PEER_ALIVE, "heard again");
   }
-  uv_mutex_unlock(&st.lock);
+  uv_mutex_unlock(&cx->st.lock);
   /* A primary left with no majority of the masters steps down now, half a
    * timeout before those that have one declare it failed (partition.h). */
   if (quiet && p->kind == FTMW_ROLE_MASTER)
-    ftmw_partition_check(p, 0);
+    ftmw_partition_check(cx, p, 0);
 }
 
 static void on_stalled(void *ctx, uint64_t gap, uint64_t now, int long_stall) {
-  (void)ctx;
+  ftmw_ctx *cx = ctx;
   /* Long enough to have been declared failed: what the masters said comes
    * first, before anything else read in this pass (a worker's close may
    * come before the FENCE that explains it), so that a fenced process
    * acts on nothing after its stall but the FENCE. */
   if (long_stall)
-    for (int k = 0; k <= job.M; k++)
-      if (st.masters[k].conn != NULL)
-        ftmw_link_drain(st.masters[k].conn);
-  if (st.orphan_since)
-    st.orphan_since = ftmw_link_later(st.orphan_since, gap, now);
+    for (int k = 0; k <= cx->job.M; k++)
+      if (cx->st.masters[k].conn != NULL)
+        ftmw_link_drain(cx->st.masters[k].conn);
+  if (cx->st.orphan_since)
+    cx->st.orphan_since = ftmw_link_later(cx->st.orphan_since, gap, now);
 }
 
 /* The tick.sleep and tick.spin faults: the loop's thread asleep, or on a
  * CPU (spin), without running the loop, until a master has cut this
  * process off (declared it failed, and closed its connection), for at
  * most max_ms. */
-static void hang_until_cut(uint64_t max_ms, int spin) {
+static void hang_until_cut(ftmw_ctx *cx, uint64_t max_ms, int spin) {
   uint64_t end = ftmw_now_ms() + max_ms;
   while (ftmw_now_ms() < end) {
     struct pollfd fds[FTMW_MAX_MASTERS];
     int n = 0;
-    for (int k = 0; k <= job.M; k++) {
-      int fd = st.masters[k].conn ? ftmw_link_fd(st.masters[k].conn) : -1;
+    for (int k = 0; k <= cx->job.M; k++) {
+      int fd =
+          cx->st.masters[k].conn ? ftmw_link_fd(cx->st.masters[k].conn) : -1;
       if (fd >= 0)
         fds[n++] = (struct pollfd){.fd = fd, .events = POLLRDHUP};
     }
@@ -319,44 +322,44 @@ static void hang_until_cut(uint64_t max_ms, int spin) {
 }
 
 static void on_tick_start(void *ctx) {
-  (void)ctx;
-  uint64_t to = (uint64_t)job.cfg.timeout_ms;
+  ftmw_ctx *cx = ctx;
+  uint64_t to = (uint64_t)cx->job.cfg.timeout_ms;
   if (ftmw_fault_fires(FTMW_FAULT_TICK_STARVE)) /* waits for a CPU */
     ftmw_fault_starve(4 * to);
   if (ftmw_fault_fires(FTMW_FAULT_TICK_SLEEP)) /* asleep, loop not run */
-    hang_until_cut((FTMW_LINK_SPARED_MAX + 2) * to, 0);
+    hang_until_cut(cx, (FTMW_LINK_SPARED_MAX + 2) * to, 0);
   if (ftmw_fault_fires(FTMW_FAULT_TICK_SPIN)) /* on a CPU, loop not run */
-    hang_until_cut((FTMW_LINK_SPARED_MAX + 2) * to, 1);
+    hang_until_cut(cx, (FTMW_LINK_SPARED_MAX + 2) * to, 1);
 }
 
 /* A worker restored without waiting for it that has not joined by its
  * deadline failed (restore.c): the next call that names it reports it. */
-static void check_joins(uint64_t now) {
-  if (job.role != FTMW_ROLE_MASTER)
+static void check_joins(ftmw_ctx *cx, uint64_t now) {
+  if (cx->job.role != FTMW_ROLE_MASTER)
     return;
-  uv_mutex_lock(&st.lock);
-  for (int r = 1; r <= job.W; r++) {
-    ftmw_peer *p = &st.workers[r];
+  uv_mutex_lock(&cx->st.lock);
+  for (int r = 1; r <= cx->job.W; r++) {
+    ftmw_peer *p = &cx->st.workers[r];
     if (ftmw_peer_restoring(p) && now >= p->join_by &&
         p->state == FTMW_PEER_JOINING) {
       char why[64];
       snprintf(why, sizeof(why), "did not connect within %llu ms",
                (unsigned long long)(now - p->restore_t0 / 1000000u));
-      ftmw_peer_failed_locked(p, 1, why);
+      ftmw_peer_failed_locked(cx, p, 1, why);
       ftmw_log("worker %d %s", r, why); /* rare: under the lock */
     }
   }
-  uv_mutex_unlock(&st.lock);
+  uv_mutex_unlock(&cx->st.lock);
 }
 
 /* A worker or spare whose masters are all gone leaves, a timeout later. */
 static void on_tick(void *ctx, uint64_t now) {
-  (void)ctx;
-  check_joins(now);
-  ftmw_abort_poll();
-  ftmw_term_poll(now);
-  if (st.orphan_since && now > st.orphan_since &&
-      now - st.orphan_since > (uint64_t)job.cfg.timeout_ms) {
+  ftmw_ctx *cx = ctx;
+  check_joins(cx, now);
+  ftmw_abort_poll(cx);
+  ftmw_term_poll(cx, now);
+  if (cx->st.orphan_since && now > cx->st.orphan_since &&
+      now - cx->st.orphan_since > (uint64_t)cx->job.cfg.timeout_ms) {
     ftmw_trace("orphan_exit", NULL);
     ftmw_leave(FTMW_LEAVE_ORPHANED, 0, "every master is gone");
   }
@@ -381,7 +384,7 @@ static void op_finish(ftmw_op *op, int failed) {
 
 /* Writes op's frame and the frames right after it in work that go to
  * the same incarnation of its peer: one batch, one system call. */
-static void do_frames(ftmw_op *op, ftmw_qnode *work) {
+static void do_frames(ftmw_ctx *cx, ftmw_op *op, ftmw_qnode *work) {
   ftmw_peer *p = op->peer;
   ftmw_conn *c = p->conn;
   ftmw_out *outs[FTMW_LINK_BATCH_MAX];
@@ -398,7 +401,7 @@ static void do_frames(ftmw_op *op, ftmw_qnode *work) {
     ops[n] = next;
     outs[n++] = &next->out;
   }
-  uv_mutex_lock(&st.lock);
+  uv_mutex_lock(&cx->st.lock);
   int ok = c != NULL && ftmw_link_open(c) && p->epoch == op->epoch &&
            ftmw_peer_is_live(p);
   /* A worker restored without waiting for it has not joined yet: its
@@ -407,7 +410,7 @@ static void do_frames(ftmw_op *op, ftmw_qnode *work) {
              p->state == FTMW_PEER_JOINING && ftmw_peer_restoring(p);
   for (unsigned k = 0; wait && k < n; k++)
     ftmw_q_insert_tail(&p->pending, &ops[k]->node);
-  uv_mutex_unlock(&st.lock);
+  uv_mutex_unlock(&cx->st.lock);
   if (ok) {
     ftmw_link_write(c, outs, n);
   } else if (!wait) {
@@ -416,7 +419,7 @@ static void do_frames(ftmw_op *op, ftmw_qnode *work) {
   }
 }
 
-static void do_connect(ftmw_op *op) {
+static void do_connect(ftmw_ctx *cx, ftmw_op *op) {
   ftmw_peer *p = op->peer;
   ftmw_conn *c = NULL;
   int rc = ftmw_link_connect(&link_, (const struct sockaddr *)&op->addr, p,
@@ -426,14 +429,14 @@ static void do_connect(ftmw_op *op) {
   } else {
     char why[96];
     snprintf(why, sizeof(why), "cannot connect: %s", uv_strerror(rc));
-    ftmw_peer_down(p, 0, why);
+    ftmw_peer_down(cx, p, 0, why);
   }
   op_finish(op, rc != 0);
 }
 
 /* Sends ACTIVATE to a spare and rebinds its connection to the worker slot
  * it becomes; the slot turns ALIVE when ACTIVATED comes back. */
-static void do_activate(ftmw_op *op) {
+static void do_activate(ftmw_ctx *cx, ftmw_op *op) {
   ftmw_peer *sp = op->peer, *w = op->target;
   ftmw_conn *c = sp->conn;
   if (c == NULL && w->conn != NULL && w->from_spare == sp->id + 1) {
@@ -446,16 +449,16 @@ static void do_activate(ftmw_op *op) {
     ftmw_link_send(c, FTMW_FRAME_ACTIVATE, w->id, w->epoch, 0, NULL, 0);
   /* c is freed only by a later pass of the loop: still readable here. */
   if (c == NULL || !ftmw_link_open(c)) { /* gone, or ACTIVATE not queued */
-    uv_mutex_lock(&st.lock);
-    ftmw_peer_failed_locked(w, 0, "its spare is gone");
-    uv_mutex_unlock(&st.lock);
+    uv_mutex_lock(&cx->st.lock);
+    ftmw_peer_failed_locked(cx, w, 0, "its spare is gone");
+    uv_mutex_unlock(&cx->st.lock);
     op_finish(op, 1);
     return;
   }
-  uv_mutex_lock(&st.lock);
+  uv_mutex_lock(&cx->st.lock);
   ftmw_peer_set_locked(sp, FTMW_PEER_FINISHED, "activated");
   ftmw_peer_place_locked(w, &sp->at);
-  uv_mutex_unlock(&st.lock);
+  uv_mutex_unlock(&cx->st.lock);
   sp->conn = NULL;
   ftmw_link_bind(c, w, w->pid_wire, &w->at);
   w->conn = c;
@@ -465,13 +468,13 @@ static void do_activate(ftmw_op *op) {
 /* The application stops a live worker (timed.h): declared failed here,
  * fenced, and in a primary told to the replicas, as a silent one is. An
  * incarnation that is already gone or replaced is left alone. */
-static void do_fence(ftmw_op *op) {
+static void do_fence(ftmw_ctx *cx, ftmw_op *op) {
   ftmw_peer *p = op->peer;
-  uv_mutex_lock(&st.lock);
+  uv_mutex_lock(&cx->st.lock);
   int live = p->epoch == op->epoch && ftmw_peer_is_live(p);
-  uv_mutex_unlock(&st.lock);
+  uv_mutex_unlock(&cx->st.lock);
   if (live && p->conn != NULL)
-    ftmw_peer_down(p, 0, op->why);
+    ftmw_peer_down(cx, p, 0, op->why);
   op_finish(op, !live);
 }
 
@@ -480,85 +483,89 @@ static void unbind_all(ftmw_peer *v, int from, int to) {
     v[i].conn = NULL;
 }
 
-static void stop_all(void) {
-  for (int r = 1; r <= job.W && job.role == FTMW_ROLE_MASTER; r++)
-    ftmw_inbox_drop_held(&st.workers[r]);
-  unbind_all(st.workers, 1, job.W);
-  unbind_all(st.masters, 0, job.M);
-  unbind_all(st.spares, 0, job.S - 1);
+static void stop_all(ftmw_ctx *cx) {
+  for (int r = 1; r <= cx->job.W && cx->job.role == FTMW_ROLE_MASTER; r++)
+    ftmw_inbox_drop_held(&cx->st.workers[r]);
+  unbind_all(cx->st.workers, 1, cx->job.W);
+  unbind_all(cx->st.masters, 0, cx->job.M);
+  unbind_all(cx->st.spares, 0, cx->job.S - 1);
   ftmw_link_stop(&link_);
   ftmw_term_close();
   ftmw_loop_close_handles();
 }
 
 /* The ops submitted so far (st.lock held), for run_ops. */
-static void take_ops_locked(ftmw_qnode *into) { ftmw_q_move(&st.submit, into); }
+static void take_ops_locked(void *ctx, ftmw_qnode *into) {
+  ftmw_ctx *cx = ctx;
+  ftmw_q_move(&cx->st.submit, into);
+}
 
 /* Carries out the ops taken, in order: run by a waiting call when it
  * takes the loop, and by the I/O thread at each pass (loop.h). A STOP
  * ends the loop's work: what follows it is not carried out. */
-static void run_ops(ftmw_qnode *work) {
+static void run_ops(void *ctx, ftmw_qnode *work) {
+  ftmw_ctx *cx = ctx;
   while (!ftmw_q_empty(work)) {
     ftmw_op *op = FTMW_CONTAINER_OF(ftmw_q_head(work), ftmw_op, node);
     ftmw_q_remove(&op->node);
     switch (op->kind) {
-    case FTMW_OP_FRAME: do_frames(op, work); break;
-    case FTMW_OP_CONNECT: do_connect(op); break;
-    case FTMW_OP_ACTIVATE: do_activate(op); break;
-    case FTMW_OP_FENCE: do_fence(op); break;
+    case FTMW_OP_FRAME: do_frames(cx, op, work); break;
+    case FTMW_OP_CONNECT: do_connect(cx, op); break;
+    case FTMW_OP_ACTIVATE: do_activate(cx, op); break;
+    case FTMW_OP_FENCE: do_fence(cx, op); break;
     case FTMW_OP_ABORT: {
       int code = op->code; /* op is the caller's once finished */
       op_finish(op, 0);
-      ftmw_abort_start(code, NULL);
+      ftmw_abort_start(cx, code, NULL);
       break;
     }
     case FTMW_OP_STOP:
       op_finish(op, 0);
-      stop_all();
+      stop_all(cx);
       return;
     }
   }
 }
 
-int ftmw_transport_start(int listen) {
+int ftmw_transport_start(ftmw_ctx *cx, int listen) {
   /* Traced from its first event on: the loop may trace from now on, on
    * either thread. */
-  ftmw_trace_open(job.cfg.trace);
-  static const ftmw_loop_work work = {take_ops_locked, run_ops};
-  if (ftmw_loop_init(&st.lock, &work,
-                     2 * (uint64_t)job.cfg.heartbeat_ms) != 0)
+  ftmw_trace_open(cx->job.cfg.trace);
+  const ftmw_loop_work work = {cx, take_ops_locked, run_ops};
+  if (ftmw_loop_init(&cx->st.lock, &work,
+                     2 * (uint64_t)cx->job.cfg.heartbeat_ms) != 0)
     return FT_ERR_INTERNAL;
-  ftmw_link_cfg cfg = {.heartbeat_ms = (uint64_t)job.cfg.heartbeat_ms,
-                       .timeout_ms = (uint64_t)job.cfg.timeout_ms,
-                       .max_message = job.cfg.max_message};
-  memcpy(cfg.secret, job.secret, sizeof(cfg.secret));
-  ftmw_link_init(&link_, ftmw_loop(), &cfg, &link_ops, NULL);
-  ftmw_join_start(&link_);
+  ftmw_link_cfg cfg = {.heartbeat_ms = (uint64_t)cx->job.cfg.heartbeat_ms,
+                       .timeout_ms = (uint64_t)cx->job.cfg.timeout_ms,
+                       .max_message = cx->job.cfg.max_message};
+  memcpy(cfg.secret, cx->job.secret, sizeof(cfg.secret));
+  ftmw_link_init(&link_, ftmw_loop(), &cfg, &link_ops, cx);
+  ftmw_join_start(cx, &link_);
   if (listen) {
-    int rc = ftmw_link_listen(&link_, st.listen_ip, &st.listen_port);
+    int rc = ftmw_link_listen(&link_, cx->st.listen_ip, &cx->st.listen_port);
     if (rc != 0) {
-      ftmw_log("cannot listen on %s: %s", st.listen_ip, uv_strerror(rc));
+      ftmw_log("cannot listen on %s: %s", cx->st.listen_ip, uv_strerror(rc));
       ftmw_link_stop(&link_);
       ftmw_loop_discard();
       return FT_ERR_NETWORK;
     }
   }
-  ftmw_term_start(ftmw_loop(), job.cfg.term_grace_ms);
+  ftmw_term_start(cx, ftmw_loop(), cx->job.cfg.term_grace_ms);
   return ftmw_loop_start() == 0 ? FT_SUCCESS : FT_ERR_INTERNAL;
 }
 
-void ftmw_transport_submit(ftmw_op *op, int lock_held) {
+void ftmw_transport_submit(ftmw_ctx *cx, ftmw_op *op, int lock_held) {
   if (!lock_held)
-    uv_mutex_lock(&st.lock);
+    uv_mutex_lock(&cx->st.lock);
   op->out.done = op->out.acked = op->out.failed = 0;
-  ftmw_q_insert_tail(&st.submit, &op->node);
+  ftmw_q_insert_tail(&cx->st.submit, &op->node);
   if (!lock_held)
-    uv_mutex_unlock(&st.lock);
+    uv_mutex_unlock(&cx->st.lock);
 }
 
-void ftmw_transport_stop(void) {
+void ftmw_transport_stop(ftmw_ctx *cx) {
   ftmw_op op = {.kind = FTMW_OP_STOP};
-  ftmw_transport_submit(&op, 0);
+  ftmw_transport_submit(cx, &op, 0);
   ftmw_loop_stop();
 }
 
@@ -566,13 +573,13 @@ uint64_t ftmw_transport_stalled_ms(void) {
   return ftmw_link_stalled_ms(&link_);
 }
 
-void ftmw_op_frame(ftmw_op *op, ftmw_peer *p, int type, int tag,
+void ftmw_op_frame(ftmw_ctx *cx, ftmw_op *op, ftmw_peer *p, int type, int tag,
                    unsigned flags, const void *data, size_t len) {
   uv_buf_t piece = {.base = (char *)data, .len = len};
-  ftmw_op_frame_v(op, p, type, tag, flags, &piece, len ? 1 : 0);
+  ftmw_op_frame_v(cx, op, p, type, tag, flags, &piece, len ? 1 : 0);
 }
 
-void ftmw_op_frame_v(ftmw_op *op, ftmw_peer *p, int type, int tag,
+void ftmw_op_frame_v(ftmw_ctx *cx, ftmw_op *op, ftmw_peer *p, int type, int tag,
                      unsigned flags, const uv_buf_t *pieces, unsigned n) {
   ftmw_out *o = &op->out;
   size_t len = 0;
@@ -585,10 +592,10 @@ void ftmw_op_frame_v(ftmw_op *op, ftmw_peer *p, int type, int tag,
   }
   ftmw_hdr h = {.type = (uint8_t)type,
                 .flags = (uint16_t)flags,
-                .src = ftmw_self_pid(),
+                .src = ftmw_job_pid(&cx->job),
                 .dst = p->pid_wire,
                 .tag = tag,
-                .epoch = job.epoch,
+                .epoch = cx->job.epoch,
                 .seq = op->out.seq,
                 .len = len};
   ftmw_wire_encode(o->hdr, &h);

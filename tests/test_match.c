@@ -65,9 +65,9 @@ Test(match, any_source_follows_arrival_order, .timeout = 5) {
 #define NOT_POSTED (-100)
 static int posted_tag[4];
 
-static int posted(int rank, int *tag) {
-  *tag = posted_tag[rank];
-  return posted_tag[rank] != NOT_POSTED;
+static int posted(const ftmw_peer *w, int *tag) {
+  *tag = posted_tag[w->id];
+  return posted_tag[w->id] != NOT_POSTED;
 }
 
 Test(match, posted_receives_keep_source_order, .timeout = 5) {

@@ -33,8 +33,8 @@
 #include "owned.h"
 #include "replica_state.h"
 
-#define st ftmw_st
-#define job ftmw_job
+/* The context the library under test runs in (ftmw_impl.h). */
+static ftmw_ctx *const cx = &ftmw_default_ctx;
 
 #define NW 2 /* workers 1..NW */
 #define NM 2 /* masters 0..NM: the primary (0) and two replicas */
@@ -55,10 +55,11 @@ typedef struct {
 static frame sent[MAX_FRAMES];
 static int nsent;
 
-static void fake_send(int k, int type, int tag, unsigned flags, uint64_t seq,
-                      const void *data, size_t len) {
-  cr_assert(k >= 0 && k <= job.M, "a frame to master %d", k);
-  cr_assert(job.role != FTMW_ROLE_MASTER || k != job.id,
+static void fake_send(ftmw_ctx *via, int k, int type, int tag, unsigned flags,
+                      uint64_t seq, const void *data, size_t len) {
+  cr_assert_eq(via, cx, "the protocol sent through another context");
+  cr_assert(k >= 0 && k <= cx->job.M, "a frame to master %d", k);
+  cr_assert(cx->job.role != FTMW_ROLE_MASTER || k != cx->job.id,
             "master %d sent a frame to itself", k);
   cr_assert_lt(nsent, MAX_FRAMES, "more than %d frames", MAX_FRAMES);
   frame *f = &sent[nsent++];
@@ -223,13 +224,15 @@ static void data_arrives(const event *e) {
     p += FTMW_KEPT_HEAD;
   }
   memcpy(p, e->text, len);
-  uv_mutex_unlock(&st.lock);
-  int rc = is_kept ? ftmw_rep_on_frame(&st.masters[e->from], &h, m->data)
-                   : ftmw_inbox_data(NULL, &st.workers[e->worker], &h, m->data);
-  uv_mutex_lock(&st.lock);
+  uv_mutex_unlock(&cx->st.lock);
+  int rc =
+      is_kept
+          ? ftmw_rep_on_frame(cx, &cx->st.masters[e->from], &h, m->data)
+          : ftmw_inbox_data(cx, NULL, &cx->st.workers[e->worker], &h, m->data);
+  uv_mutex_lock(&cx->st.lock);
   cr_assert_eq(rc, 0, "%s refused", type_name(h.type));
   if (e->kind == EV_COPY) /* the worker's CONFIRM, as the transport takes it */
-    ftmw_inbox_confirm_locked(&st.workers[e->worker], e->seq);
+    ftmw_inbox_confirm_locked(cx, &cx->st.workers[e->worker], e->seq);
 }
 
 /* ACKED or MARK (from worker e->worker), or ACKED, DONE, SUSPECT or
@@ -248,17 +251,17 @@ static void progress_arrives(const event *e) {
                 .flags = e->kind == EV_VERDICT && e->ok ? FTMW_FLAG_OK : 0,
                 .tag = acked ? e->tag : e->worker,
                 .seq = e->seq};
-  uv_mutex_unlock(&st.lock);
-  int rc = ftmw_rep_on_frame(acked ? &st.workers[e->worker]
-                                   : &st.masters[e->from],
-                             &h, NULL);
-  uv_mutex_lock(&st.lock);
+  uv_mutex_unlock(&cx->st.lock);
+  int rc = ftmw_rep_on_frame(
+      cx, acked ? &cx->st.workers[e->worker] : &cx->st.masters[e->from], &h,
+      NULL);
+  uv_mutex_lock(&cx->st.lock);
   cr_assert_eq(rc, 0, "%s refused", type_name(h.type));
 }
 
 /* Applies e as the transport's receive path would (st.lock held). */
 static void happen(const event *e) {
-  ftmw_peer *w = &st.workers[e->worker];
+  ftmw_peer *w = &cx->st.workers[e->worker];
   switch (e->kind) {
   case EV_DECIDE: { /* through the protocol's handler, as the transport */
     ftmw_hdr h = {.type = FTMW_FRAME_DECIDE, .tag = e->tag, .seq = e->seq,
@@ -268,9 +271,9 @@ static void happen(const event *e) {
     memset(m->data, 0, FTMW_DECIDE_SIZE);
     ftmw_put32(m->data, (uint32_t)e->worker);
     ftmw_put64(m->data + 8, e->value);
-    uv_mutex_unlock(&st.lock);
-    int rc = ftmw_rep_on_frame(&st.masters[e->from], &h, m->data);
-    uv_mutex_lock(&st.lock);
+    uv_mutex_unlock(&cx->st.lock);
+    int rc = ftmw_rep_on_frame(cx, &cx->st.masters[e->from], &h, m->data);
+    uv_mutex_lock(&cx->st.lock);
     cr_assert_eq(rc, 0, "scripted DECIDE #%llu refused (out of order)",
                  (unsigned long long)e->seq);
     break;
@@ -289,17 +292,15 @@ static void happen(const event *e) {
   case EV_UNCONFIRMED:
     data_arrives(e);
     break;
-  case EV_WORKER_FAILS:
-    ftmw_peer_failed_locked(w, 1, "scripted");
-    break;
+  case EV_WORKER_FAILS: ftmw_peer_failed_locked(cx, w, 1, "scripted"); break;
   case EV_WORKER_FINISHES:
     ftmw_peer_set_locked(w, FTMW_PEER_FINISHED, "scripted");
     break;
   case EV_MASTER_FAILS: { /* ftmw_peer_down: the next live master is primary */
-    ftmw_peer *m = &st.masters[e->from];
-    ftmw_peer_failed_locked(m, 1, "scripted");
-    if (e->from == st.primary)
-      st.primary = ftmw_first_live_master_locked();
+    ftmw_peer *m = &cx->st.masters[e->from];
+    ftmw_peer_failed_locked(cx, m, 1, "scripted");
+    if (e->from == cx->st.primary)
+      cx->st.primary = ftmw_first_live_master_locked(cx);
     break;
   }
   default:
@@ -347,28 +348,28 @@ static void join(ftmw_peer *p) {
 /* This process as master id (or worker id, role FTMW_ROLE_WORKER) with every
  * other process alive, master 0 primary. Returns holding st.lock. */
 static void start_as(int role, int id) {
-  memset(&st, 0, sizeof(st));
-  cr_assert_eq(uv_mutex_init(&st.lock), 0);
-  ftmw_q_init(&st.submit);
-  ftmw_q_init(&st.arrivals);
-  job.role = role;
-  job.id = id;
-  job.W = NW;
-  job.M = NM;
-  st.primary = 0;
-  st.workers = calloc(NW + 1, sizeof(ftmw_peer));
-  st.masters = calloc(NM + 1, sizeof(ftmw_peer));
-  cr_assert(st.workers && st.masters);
-  init_peers(st.workers, NW, FTMW_ROLE_WORKER);
-  init_peers(st.masters, NM, FTMW_ROLE_MASTER);
-  uv_mutex_lock(&st.lock);
+  memset(&cx->st, 0, sizeof(cx->st));
+  cr_assert_eq(uv_mutex_init(&cx->st.lock), 0);
+  ftmw_q_init(&cx->st.submit);
+  ftmw_q_init(&cx->st.arrivals);
+  cx->job.role = role;
+  cx->job.id = id;
+  cx->job.W = NW;
+  cx->job.M = NM;
+  cx->st.primary = 0;
+  cx->st.workers = calloc(NW + 1, sizeof(ftmw_peer));
+  cx->st.masters = calloc(NM + 1, sizeof(ftmw_peer));
+  cr_assert(cx->st.workers && cx->st.masters);
+  init_peers(cx->st.workers, NW, FTMW_ROLE_WORKER);
+  init_peers(cx->st.masters, NM, FTMW_ROLE_MASTER);
+  uv_mutex_lock(&cx->st.lock);
   if (role == FTMW_ROLE_MASTER)
     for (int r = 1; r <= NW; r++)
-      join(&st.workers[r]);
+      join(&cx->st.workers[r]);
   for (int k = 0; k <= NM; k++)
     if (role != FTMW_ROLE_MASTER || k != id) /* its own slot never lives */
-      join(&st.masters[k]);
-  st.initialized = 1;
+      join(&cx->st.masters[k]);
+  cx->st.initialized = 1;
   cr_assert_eq(ftmw_rep_init(NW), 0);
   cr_assert_eq(ftmw_app_init(NW), 0);
   ftmw_rep_use_link(&fake);
@@ -391,23 +392,23 @@ static void stop(void) {
   for (int i = 0; i < nsent; i++)
     free(sent[i].data);
   nsent = 0;
-  if (st.workers == NULL)
+  if (cx->st.workers == NULL)
     return;
-  for (int r = 0; r <= job.W; r++) {
-    ftmw_match_drop(&st.workers[r]);
-    ftmw_inbox_drop_held(&st.workers[r]);
+  for (int r = 0; r <= cx->job.W; r++) {
+    ftmw_match_drop(&cx->st.workers[r]);
+    ftmw_inbox_drop_held(&cx->st.workers[r]);
   }
-  for (int k = 0; k <= job.M; k++)
-    ftmw_match_drop(&st.masters[k]);
-  ftmw_rep_free(job.W);
+  for (int k = 0; k <= cx->job.M; k++)
+    ftmw_match_drop(&cx->st.masters[k]);
+  ftmw_rep_free(cx->job.W);
   ftmw_app_free();
-  free(st.workers);
-  free(st.masters);
-  st.workers = st.masters = NULL;
+  free(cx->st.workers);
+  free(cx->st.masters);
+  cx->st.workers = cx->st.masters = NULL;
   ftmw_msg_release_cache();
-  uv_mutex_trylock(&st.lock); /* held, unless an assertion broke a wait */
-  uv_mutex_unlock(&st.lock);
-  uv_mutex_destroy(&st.lock);
+  uv_mutex_trylock(&cx->st.lock); /* held, unless an assertion broke a wait */
+  uv_mutex_unlock(&cx->st.lock);
+  uv_mutex_destroy(&cx->st.lock);
 }
 
 /* A message worker r sent (tag, seq), as a master's receive takes it. */
@@ -418,7 +419,7 @@ static ftmw_msg *msg_from(int r, int tag, uint64_t seq, const char *text) {
   m->source = r;
   m->tag = tag;
   m->seq = seq;
-  m->epoch = st.workers[r].epoch; /* as inbox.c queues it */
+  m->epoch = cx->st.workers[r].epoch; /* as inbox.c queues it */
   m->len = len;
   memcpy(m->data, text, len);
   return m;
@@ -439,8 +440,8 @@ TestSuite(replica, .fini = stop, .timeout = 10);
  * first; the payload is what on_decide reads. */
 Test(replica, primary_decides_in_priority_order) {
   start(0);
-  ftmw_rep_decide(FTMW_DECIDE_RECV, 2, 7);
-  ftmw_rep_decide(FTMW_DECIDE_TEST, 1, 1);
+  ftmw_rep_decide(cx, FTMW_DECIDE_RECV, 2, 7);
+  ftmw_rep_decide(cx, FTMW_DECIDE_TEST, 1, 1);
   cr_assert_str_eq(frames(), "DECIDE>1 tag=1 seq=1, DECIDE>2 tag=1 seq=1, "
                              "DECIDE>1 tag=2 seq=2, DECIDE>2 tag=2 seq=2");
   int rank;
@@ -459,7 +460,7 @@ Test(replica, primary_decides_in_priority_order) {
 /* A replica does not decide: ftmw_rep_decide sends nothing there. */
 Test(replica, replica_does_not_decide) {
   start(1);
-  ftmw_rep_decide(FTMW_DECIDE_RECV, 2, 7);
+  ftmw_rep_decide(cx, FTMW_DECIDE_RECV, 2, 7);
   cr_assert_eq(nsent, 0, "sent: %s", frames());
 }
 
@@ -467,8 +468,8 @@ Test(replica, replica_does_not_decide) {
 Test(replica, replica_fails_decisions_skip_it) {
   start(0);
   now(master_fails(1));
-  cr_assert_eq(st.primary, 0);
-  ftmw_rep_decide(FTMW_DECIDE_TESTANY, 0, 0);
+  cr_assert_eq(cx->st.primary, 0);
+  ftmw_rep_decide(cx, FTMW_DECIDE_TESTANY, 0, 0);
   cr_assert_str_eq(frames(), "DECIDE>2 tag=3 seq=1");
 }
 
@@ -481,12 +482,14 @@ Test(replica, replica_follows_decisions) {
   cr_assert_eq(ftmw_rep_queue_decision_locked(&d), 0);
   int rank = -1;
   uint64_t value = 0;
-  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value), FTMW_DECIDE_RECV);
+  cr_assert_eq(ftmw_rep_follow(cx, FTMW_DECIDE_RECV, -1, &rank, &value),
+               FTMW_DECIDE_RECV);
   cr_assert_eq(rank, 2);
   cr_assert_eq(value, 7);
   cr_assert_eq(ftmw_rep.dec_taken, 1);
   SCRIPT(decide(0, FTMW_DECIDE_TEST, 1, 1, 2));
-  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_TEST, 1, &rank, &value), FTMW_DECIDE_TEST);
+  cr_assert_eq(ftmw_rep_follow(cx, FTMW_DECIDE_TEST, 1, &rank, &value),
+               FTMW_DECIDE_TEST);
   script_played();
   cr_assert_eq(rank, 1);
   cr_assert_eq(value, 1);
@@ -496,10 +499,10 @@ Test(replica, replica_follows_decisions) {
   ftmw_decision p = {.kind = FTMW_DECIDE_PROBED, .rank = 3, .value = 0,
                      .number = 3};
   cr_assert_eq(ftmw_rep_queue_decision_locked(&p), 0);
-  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_OR(FTMW_DECIDE_PROBE,
-                                              FTMW_DECIDE_PROBED),
-                               3, &rank, &value),
-               FTMW_DECIDE_PROBED);
+  cr_assert_eq(
+      ftmw_rep_follow(cx, FTMW_DECIDE_OR(FTMW_DECIDE_PROBE, FTMW_DECIDE_PROBED),
+                      3, &rank, &value),
+      FTMW_DECIDE_PROBED);
   cr_assert_eq(rank, 3);
   cr_assert_eq(nsent, 0, "sent: %s", frames());
 }
@@ -515,21 +518,21 @@ Test(replica, replica_follows_decisions) {
  * the first task's answer). */
 Test(replica, primary_writes_no_data_before_replicas_hold_its_decisions) {
   start(0);
-  ftmw_rep_decide(FTMW_DECIDE_RECV, 2, 7);
-  ftmw_rep_decide(FTMW_DECIDE_RECV, 1, 5);
+  ftmw_rep_decide(cx, FTMW_DECIDE_RECV, 2, 7);
+  ftmw_rep_decide(cx, FTMW_DECIDE_RECV, 1, 5);
   SCRIPT(holds(1, 2), holds(2, 1), holds(2, 2));
-  ftmw_rep_before_data();
+  ftmw_rep_before_data(cx);
   script_played();
-  ftmw_rep_before_data(); /* nothing left to wait for */
+  ftmw_rep_before_data(cx); /* nothing left to wait for */
 }
 
 /* ...a replica that fails meanwhile is not waited for; a replica's SYNC
  * to a master that took over says what it holds as DECIDED does. */
 Test(replica, primary_data_waits_for_no_dead_replica) {
   start(0);
-  ftmw_rep_decide(FTMW_DECIDE_RECV, 2, 7);
+  ftmw_rep_decide(cx, FTMW_DECIDE_RECV, 2, 7);
   SCRIPT(holds(1, 1), master_fails(2));
-  ftmw_rep_before_data();
+  ftmw_rep_before_data(cx);
   script_played();
 }
 
@@ -538,11 +541,11 @@ Test(replica, took_over_primary_counts_a_sync_as_held) {
   now(decide(0, FTMW_DECIDE_RECV, 2, 7, 1));
   int rank;
   uint64_t value;
-  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value),
+  cr_assert_eq(ftmw_rep_follow(cx, FTMW_DECIDE_RECV, -1, &rank, &value),
                FTMW_DECIDE_RECV);
   now(master_fails(0));
   SCRIPT(decide(2, FTMW_DECIDE_SYNC, 0, 0, 1));
-  ftmw_rep_before_data();
+  ftmw_rep_before_data(cx);
   script_played();
 }
 
@@ -555,34 +558,35 @@ Test(replica, took_over_primary_counts_a_sync_as_held) {
 Test(replica, took_over_primary_resends_a_decision_a_replica_lacks) {
   start(1);
   now(master_fails(0));
-  ftmw_rep_serve(); /* takes over: its history (empty) to replica 2 */
+  ftmw_rep_serve(cx); /* takes over: its history (empty) to replica 2 */
   now(decide(2, FTMW_DECIDE_RECV, 2, 7, 1));
   now(decide(2, FTMW_DECIDE_SYNC, 0, 0, 0));
   int rank;
   uint64_t value;
-  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value),
+  cr_assert_eq(ftmw_rep_follow(cx, FTMW_DECIDE_RECV, -1, &rank, &value),
                FTMW_DECIDE_RECV);
   nsent = 0;
-  ftmw_rep_decide(FTMW_DECIDE_RECV, 1, 5);
+  ftmw_rep_decide(cx, FTMW_DECIDE_RECV, 1, 5);
   cr_assert_str_eq(frames(), "DECIDE>2 tag=1 seq=1, DECIDE>2 tag=1 seq=2");
 }
 
 Test(replica, replica_does_not_wait_before_data) {
   start(1);
-  ftmw_rep_before_data();
+  ftmw_rep_before_data(cx);
 }
 
 Test(replica, decision_round_trip) {
   start(0);
-  ftmw_rep_decide(FTMW_DECIDE_RESTORE, 2, 0x123456789abcull);
+  ftmw_rep_decide(cx, FTMW_DECIDE_RESTORE, 2, 0x123456789abcull);
   int rank;
   uint64_t value;
   decided(&sent[0], &rank, &value);
   ftmw_decision d = {.kind = sent[0].tag, .rank = rank, .value = value,
                      .number = sent[0].seq};
-  job.id = 1; /* the same frame, now in replica 1 */
+  cx->job.id = 1; /* the same frame, now in replica 1 */
   cr_assert_eq(ftmw_rep_queue_decision_locked(&d), 0);
-  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RESTORE, 2, &rank, &value), FTMW_DECIDE_RESTORE);
+  cr_assert_eq(ftmw_rep_follow(cx, FTMW_DECIDE_RESTORE, 2, &rank, &value),
+               FTMW_DECIDE_RESTORE);
   cr_assert_eq(rank, 2);
   cr_assert_eq(value, 0x123456789abcull);
 }
@@ -613,15 +617,18 @@ Test(replica, unfollowed_decision_followed_again) {
          decide(0, FTMW_DECIDE_RECV, 2, 6, 2));
   int rank;
   uint64_t value;
-  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value), FTMW_DECIDE_RECV);
+  cr_assert_eq(ftmw_rep_follow(cx, FTMW_DECIDE_RECV, -1, &rank, &value),
+               FTMW_DECIDE_RECV);
   cr_assert_eq(rank, 1);
   ftmw_rep_unfollow(FTMW_DECIDE_RECV, rank, value);
   cr_assert_eq(ftmw_rep.dec_taken, 0);
-  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value), FTMW_DECIDE_RECV);
+  cr_assert_eq(ftmw_rep_follow(cx, FTMW_DECIDE_RECV, -1, &rank, &value),
+               FTMW_DECIDE_RECV);
   cr_assert_eq(rank, 1);
   cr_assert_eq(value, 5);
   cr_assert_eq(ftmw_rep.dec_taken, 1);
-  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value), FTMW_DECIDE_RECV);
+  cr_assert_eq(ftmw_rep_follow(cx, FTMW_DECIDE_RECV, -1, &rank, &value),
+               FTMW_DECIDE_RECV);
   cr_assert_eq(rank, 2);
   cr_assert_eq(value, 6);
   script_played();
@@ -633,7 +640,7 @@ static void follow_other_call(int kind, int rank, int call, int want) {
   start(1);
   now(decide(0, kind, rank, 5, 1));
   uint64_t value;
-  ftmw_rep_follow(call, want, &rank, &value);
+  ftmw_rep_follow(cx, call, want, &rank, &value);
 }
 
 /* A replica whose call is not the one the primary decided leaves the job
@@ -654,21 +661,21 @@ Test(replica, diverged_worker_exits_70, .exit_code = 70) {
  * decision carried like any other. */
 Test(replica, receive_follows_sigterm_decision) {
   start(0);
-  ftmw_rep_decide(FTMW_DECIDE_TERM, 0, 0);
+  ftmw_rep_decide(cx, FTMW_DECIDE_TERM, 0, 0);
   int rank = -1;
   uint64_t value = 1;
   decided(&sent[0], &rank, &value);
-  job.id = 1; /* the frame, read back in replica 1 */
+  cx->job.id = 1; /* the frame, read back in replica 1 */
   ftmw_decision d = {.kind = sent[0].tag, .rank = rank, .value = value,
                      .number = sent[0].seq};
   cr_assert_eq(ftmw_rep_queue_decision_locked(&d), 0);
-  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_OR(FTMW_DECIDE_RECV,
-                                              FTMW_DECIDE_TIMEOUT),
-                               -1, &rank, &value),
-               FTMW_DECIDE_TERM);
+  cr_assert_eq(
+      ftmw_rep_follow(cx, FTMW_DECIDE_OR(FTMW_DECIDE_RECV, FTMW_DECIDE_TIMEOUT),
+                      -1, &rank, &value),
+      FTMW_DECIDE_TERM);
   cr_assert_eq(rank, 0);
   now(decide(0, FTMW_DECIDE_TERM, 0, 0, 2));
-  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value),
+  cr_assert_eq(ftmw_rep_follow(cx, FTMW_DECIDE_RECV, -1, &rank, &value),
                FTMW_DECIDE_TERM);
 }
 
@@ -686,12 +693,12 @@ Test(replica, sigterm_decision_not_followed_by_a_test, .exit_code = 70) {
  * it once it is the primary, reports that exchange done. */
 Test(replica, replica_reports_exchange_done) {
   start(1);
-  ftmw_peer *p = &st.workers[1];
-  cr_assert_eq(ftmw_rep_end(p, 1, NULL), 0); /* a send */
+  ftmw_peer *p = &cx->st.workers[1];
+  cr_assert_eq(ftmw_rep_end(cx, p, 1, NULL), 0); /* a send */
   ftmw_msg *m = msg_from(1, 5, 1, "abc");
-  cr_assert_eq(ftmw_rep_end(p, 1, m), 1, "a receive's message is kept");
-  cr_assert_eq(ftmw_rep_end(&st.workers[2], 1, NULL), 0);
-  ftmw_rep_end(p, 0, NULL);
+  cr_assert_eq(ftmw_rep_end(cx, p, 1, m), 1, "a receive's message is kept");
+  cr_assert_eq(ftmw_rep_end(cx, &cx->st.workers[2], 1, NULL), 0);
+  ftmw_rep_end(cx, p, 0, NULL);
   cr_assert_eq(rw(p)->calls, 3);
   cr_assert_eq(rw(p)->kept, 3, "replica 2 reported none of them");
   cr_assert_eq(kept_outcome(p, 2)->msg, m);
@@ -701,11 +708,11 @@ Test(replica, replica_reports_exchange_done) {
                              "DONE>0 tag=2 seq=1, DONE>2 tag=2 seq=1, "
                              "DONE>0 tag=1 seq=3, DONE>2 tag=1 seq=3");
   now(done(2, 1, 2)); /* the primary's DONEs count for nothing here */
-  ftmw_rep_end(p, 1, NULL); /* frees m */
+  ftmw_rep_end(cx, p, 1, NULL); /* frees m */
   cr_assert_eq(rw(p)->kept, 2, "exchanges 3 and 4");
   cr_assert_null(kept_outcome(p, 2));
   now(master_fails(2));
-  cr_assert_eq(ftmw_rep_end(p, 1, msg_from(1, 5, 2, "de")), 0,
+  cr_assert_eq(ftmw_rep_end(cx, p, 1, msg_from(1, 5, 2, "de")), 0,
                "nobody left to ask: the message is not kept");
   cr_assert_eq(rw(p)->kept, 0);
 }
@@ -713,14 +720,14 @@ Test(replica, replica_reports_exchange_done) {
 /* The primary counts its exchanges too, and tells nobody. */
 Test(replica, primary_counts_exchanges_silently) {
   start(0);
-  ftmw_peer *p = &st.workers[2];
-  cr_assert_eq(ftmw_rep_end(p, 1, msg_from(2, 1, 1, "x")), 1);
-  ftmw_rep_end(p, 1, NULL);
+  ftmw_peer *p = &cx->st.workers[2];
+  cr_assert_eq(ftmw_rep_end(cx, p, 1, msg_from(2, 1, 1, "x")), 1);
+  ftmw_rep_end(cx, p, 1, NULL);
   cr_assert_eq(rw(p)->calls, 2);
   cr_assert_eq(rw(p)->kept, 2, "no replica reported exchange 1 done");
   now(done(1, 2, 1));
   now(done(2, 2, 1));
-  ftmw_rep_end(p, 1, NULL); /* frees the message */
+  ftmw_rep_end(cx, p, 1, NULL); /* frees the message */
   cr_assert_null(kept_outcome(p, 1), "both replicas are done with it");
   cr_assert_eq(rw(p)->kept, 2);
   cr_assert_eq(nsent, 0, "sent: %s", frames());
@@ -731,16 +738,16 @@ Test(replica, primary_counts_exchanges_silently) {
  * and does not wait when they have. */
 Test(replica, primary_waits_for_replicas_done) {
   start(0);
-  ftmw_peer *p = &st.workers[1];
-  cr_assert_eq(ftmw_rep_begin(p), 0, "nothing before the first exchange");
-  ftmw_rep_end(p, 1, NULL);
+  ftmw_peer *p = &cx->st.workers[1];
+  cr_assert_eq(ftmw_rep_begin(cx, p), 0, "nothing before the first exchange");
+  ftmw_rep_end(cx, p, 1, NULL);
   SCRIPT(done(2, 1, 1), done(1, 2, 1), done(1, 1, 1));
-  cr_assert_eq(ftmw_rep_begin(p), 1);
+  cr_assert_eq(ftmw_rep_begin(cx, p), 1);
   script_played();
-  ftmw_rep_end(p, 1, NULL);
+  ftmw_rep_end(cx, p, 1, NULL);
   now(done(1, 1, 2));
   now(done(2, 1, 2));
-  cr_assert_eq(ftmw_rep_begin(p), 0, "both reported: no wait");
+  cr_assert_eq(ftmw_rep_begin(cx, p), 0, "both reported: no wait");
   cr_assert_eq(nsent, 0, "sent: %s", frames());
 }
 
@@ -748,24 +755,24 @@ Test(replica, primary_waits_for_replicas_done) {
  * replica... */
 Test(replica, replica_fails_primary_does_not_wait_for_it) {
   start(0);
-  ftmw_peer *p = &st.workers[1];
-  ftmw_rep_end(p, 1, NULL);
+  ftmw_peer *p = &cx->st.workers[1];
+  ftmw_rep_end(cx, p, 1, NULL);
   now(master_fails(2));
   SCRIPT(done(1, 1, 1));
-  cr_assert_eq(ftmw_rep_begin(p), 1);
+  cr_assert_eq(ftmw_rep_begin(cx, p), 1);
   script_played();
   now(master_fails(1));
-  ftmw_rep_end(p, 1, NULL);
-  cr_assert_eq(ftmw_rep_begin(p), 0, "no replica left to wait for");
+  ftmw_rep_end(cx, p, 1, NULL);
+  cr_assert_eq(ftmw_rep_begin(cx, p), 0, "no replica left to wait for");
 }
 
 /* ...nor from one that dies while the primary waits for it. */
 Test(replica, replica_fails_while_primary_waits) {
   start(0);
-  ftmw_peer *p = &st.workers[2];
-  ftmw_rep_end(p, 1, NULL);
+  ftmw_peer *p = &cx->st.workers[2];
+  ftmw_rep_end(cx, p, 1, NULL);
   SCRIPT(done(1, 2, 1), master_fails(2));
-  cr_assert_eq(ftmw_rep_begin(p), 1);
+  cr_assert_eq(ftmw_rep_begin(cx, p), 1);
   script_played();
 }
 
@@ -777,13 +784,13 @@ Test(replica, replica_fails_while_primary_waits) {
  * it reports the exchange over. */
 Test(replica, send_case1_replica_asks_then_reports_failure) {
   start(1);
-  ftmw_peer *p = &st.workers[1];
+  ftmw_peer *p = &cx->st.workers[1];
   uint64_t seq = ++ftmw_app_of(p)->next_seq; /* as api.c numbers it */
   SCRIPT(worker_fails(1), verdict(0, 1, 1, 0));
-  cr_assert_eq(ftmw_rep_send(p, seq), FT_ERR_PEER_FAILED);
-  cr_assert_eq(ftmw_rep_verdict(p), 0);
+  cr_assert_eq(ftmw_rep_send(cx, p, seq), FT_ERR_PEER_FAILED);
+  cr_assert_eq(ftmw_rep_verdict(cx, p), 0);
   script_played();
-  ftmw_rep_end(p, 0, NULL);
+  ftmw_rep_end(cx, p, 0, NULL);
   cr_assert_str_eq(frames(), "SUSPECT>0 tag=1 seq=1, DONE>0 tag=1 seq=1, "
                              "DONE>2 tag=1 seq=1");
 }
@@ -796,19 +803,19 @@ Test(replica, send_case1_replica_asks_then_reports_failure) {
  * next call on the worker it waits for both DONEs. */
 Test(replica, send_case1_primary_answers_failure) {
   start(0);
-  ftmw_peer *p = &st.workers[1];
+  ftmw_peer *p = &cx->st.workers[1];
   now(worker_fails(1));
-  cr_assert_eq(ftmw_rep_begin(p), 0);
-  ftmw_rep_end(p, 0, NULL);
+  cr_assert_eq(ftmw_rep_begin(cx, p), 0);
+  ftmw_rep_end(cx, p, 0, NULL);
   cr_assert_str_eq(frames(), "VERDICT>1 tag=1 seq=1, VERDICT>2 tag=1 seq=1");
   cr_assert_eq(rw(p)->answered_n, 1);
   SCRIPT(suspect(1, 1, 1), done(1, 1, 1), done(2, 1, 1));
-  cr_assert_eq(ftmw_rep_begin(p), 1); /* ft_restore's */
+  cr_assert_eq(ftmw_rep_begin(cx, p), 1); /* ft_restore's */
   script_played();
   cr_assert_str_eq(frames(), "VERDICT>1 tag=1 seq=1, VERDICT>2 tag=1 seq=1");
   cr_assert_eq(rw(p)->suspect_by[1], 0, "the SUSPECT is answered");
   now(suspect(2, 1, 1));
-  ftmw_rep_serve();
+  ftmw_rep_serve(cx);
   cr_assert_eq(rw(p)->suspect_by[2], 0);
   cr_assert_str_eq(frames(), "VERDICT>1 tag=1 seq=1, VERDICT>2 tag=1 seq=1");
 }
@@ -819,9 +826,9 @@ Test(replica, send_case1_primary_answers_failure) {
  * primary's did). */
 static int send_verdict(ftmw_peer *p) {
   uint64_t seq = ++ftmw_app_of(p)->next_seq;
-  ftmw_rep_number(p, seq);
-  cr_assert_eq(ftmw_rep_send(p, seq), FT_ERR_PEER_FAILED);
-  int ok = ftmw_rep_send_verdict(p);
+  ftmw_rep_number(cx, p, seq);
+  cr_assert_eq(ftmw_rep_send(cx, p, seq), FT_ERR_PEER_FAILED);
+  int ok = ftmw_rep_send_verdict(cx, p);
   script_played();
   return ok;
 }
@@ -833,18 +840,18 @@ static int send_verdict_after_takeover(ftmw_peer *p) {
   SCRIPT(worker_fails(p->id), master_fails(0), sync_from(2),
          mark(p->id == 1 ? 2 : 1));
   int ok = send_verdict(p);
-  cr_assert_eq(st.primary, 1, "this master took over");
+  cr_assert_eq(cx->st.primary, 1, "this master took over");
   return ok;
 }
 
 /* This master, which took over, calls ft_send(1 long long) to worker 1
  * while the scripted events happen: the call succeeds. */
 static void took_over_send_succeeds(void) {
-  job.cfg.max_message = 1024;
-  uv_mutex_unlock(&st.lock);
+  cx->job.cfg.max_message = 1024;
+  uv_mutex_unlock(&cx->st.lock);
   long long task = -1;
   int n = ft_send(&task, 1, FT_LONG_LONG, 1, 2);
-  uv_mutex_lock(&st.lock);
+  uv_mutex_lock(&cx->st.lock);
   script_played();
   cr_assert_eq(n, 1, "ft_send: %d, error %d", n, ft_error());
 }
@@ -860,11 +867,11 @@ static void took_over_send_succeeds(void) {
 Test(replica, new_primary_follows_send_the_old_one_went_past) {
   start(1);
   now(decide(0, FTMW_DECIDE_RECV, 2, 7, 1));
-  cr_assert_eq(send_verdict_after_takeover(&st.workers[1]), 1,
+  cr_assert_eq(send_verdict_after_takeover(&cx->st.workers[1]), 1,
                "the old primary went on");
   int rank;
   uint64_t value;
-  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value),
+  cr_assert_eq(ftmw_rep_follow(cx, FTMW_DECIDE_RECV, -1, &rank, &value),
                FTMW_DECIDE_RECV);
   cr_assert_eq(rank, 2);
   cr_assert_eq(value, 7);
@@ -879,7 +886,7 @@ Test(replica, new_primary_follows_send_the_old_one_went_past) {
 Test(replica, new_primary_follows_send_a_later_acked_says_went_past) {
   start(1);
   now(acked(2, 1)); /* worker 2's first DATA: not numbered here yet */
-  cr_assert_eq(send_verdict_after_takeover(&st.workers[1]), 1,
+  cr_assert_eq(send_verdict_after_takeover(&cx->st.workers[1]), 1,
                "the old primary went on");
 }
 
@@ -890,7 +897,7 @@ Test(replica, new_primary_follows_send_a_later_acked_says_went_past) {
 Test(replica, new_primary_follows_a_replicas_acked) {
   start(1);
   SCRIPT(worker_fails(1), master_fails(0), acked_by(2, 1, 1), sync_from(2));
-  cr_assert_eq(send_verdict(&st.workers[1]), 1);
+  cr_assert_eq(send_verdict(&cx->st.workers[1]), 1);
 }
 
 /* This master took over and sends the worker the DATA the old primary
@@ -900,7 +907,7 @@ Test(replica, new_primary_follows_a_replicas_acked) {
  * seed 244126: the new primary reported the worker finished). */
 Test(replica, new_primary_send_acked_while_it_waits_completes) {
   start(1);
-  ftmw_rep_end(&st.workers[1], 1, NULL); /* exchange 1, done here */
+  ftmw_rep_end(cx, &cx->st.workers[1], 1, NULL); /* exchange 1, done here */
   now(master_fails(0));
   SCRIPT(acked(1, 1), worker_finishes(1), done(2, 1, 1));
   took_over_send_succeeds();
@@ -917,7 +924,7 @@ Test(replica, new_primary_waits_for_every_workers_mark) {
   start(1);
   SCRIPT(worker_fails(1), master_fails(0), sync_from(2), acked(2, 1),
          mark(2));
-  cr_assert_eq(send_verdict(&st.workers[1]), 1, "the old primary went on");
+  cr_assert_eq(send_verdict(&cx->st.workers[1]), 1, "the old primary went on");
 }
 
 /* A worker that fails instead of marking this master is not waited for,
@@ -926,9 +933,9 @@ Test(replica, new_primary_waits_for_every_workers_mark) {
 Test(replica, new_primary_needs_no_mark_of_a_worker_gone) {
   start(1);
   now(mark(2));
-  st.workers[2].epoch++; /* another incarnation of worker 2 (adopted) */
+  cx->st.workers[2].epoch++; /* another incarnation of worker 2 (adopted) */
   SCRIPT(worker_fails(1), master_fails(0), sync_from(2), worker_fails(2));
-  cr_assert_eq(send_verdict(&st.workers[1]), 0,
+  cr_assert_eq(send_verdict(&cx->st.workers[1]), 0,
                "no sign the old primary went on");
 }
 
@@ -940,7 +947,7 @@ Test(replica, new_primary_needs_no_mark_of_a_worker_gone) {
  * decision). */
 Test(replica, new_primary_finds_worker_failed_before_sending_follows_old) {
   start(1);
-  ftmw_rep_end(&st.workers[1], 1, NULL); /* exchange 1, done here */
+  ftmw_rep_end(cx, &cx->st.workers[1], 1, NULL); /* exchange 1, done here */
   now(decide(0, FTMW_DECIDE_RECV, 2, 7, 1)); /* the old primary went on */
   SCRIPT(master_fails(0), worker_fails(1), done(2, 1, 1), sync_from(2),
          mark(2));
@@ -950,10 +957,10 @@ Test(replica, new_primary_finds_worker_failed_before_sending_follows_old) {
 /* An ACKED of a DATA this replica has numbered already says nothing. */
 Test(replica, new_primary_acked_of_earlier_send_says_nothing) {
   start(1);
-  ftmw_peer *q = &st.workers[2];
-  ftmw_rep_number(q, ++ftmw_app_of(q)->next_seq);
+  ftmw_peer *q = &cx->st.workers[2];
+  ftmw_rep_number(cx, q, ++ftmw_app_of(q)->next_seq);
   now(acked(2, 1));
-  cr_assert_eq(send_verdict_after_takeover(&st.workers[1]), 0);
+  cr_assert_eq(send_verdict_after_takeover(&cx->st.workers[1]), 0);
 }
 
 /* The worker died between its COPY to replica 2 and to this replica
@@ -965,11 +972,11 @@ Test(replica, new_primary_acked_of_earlier_send_says_nothing) {
  * decision). */
 Test(replica, new_primary_behind_asks_the_replica_ahead) {
   start(1);
-  ftmw_peer *p = &st.workers[1];
+  ftmw_peer *p = &cx->st.workers[1];
   now(done(2, 1, 1));
   now(worker_fails(1));
   SCRIPT(master_fails(0), sync_from(2), verdict(2, 1, 1, 1));
-  cr_assert_eq(ftmw_rep_verdict(p), 1, "replica 2's outcome");
+  cr_assert_eq(ftmw_rep_verdict(cx, p), 1, "replica 2's outcome");
   script_played();
   cr_assert_str_eq(frames(), "SUSPECT>0 tag=1 seq=1, SUSPECT>2 tag=1 seq=1");
 }
@@ -979,17 +986,17 @@ Test(replica, new_primary_behind_asks_the_replica_ahead) {
  * master only. */
 Test(replica, replica_ahead_answers_the_new_primary) {
   start(2);
-  ftmw_peer *p = &st.workers[1];
+  ftmw_peer *p = &cx->st.workers[1];
   now(done(1, 1, 0));
-  cr_assert_eq(ftmw_rep_end(p, 1, msg_from(1, 5, 1, "abc")), 1);
+  cr_assert_eq(ftmw_rep_end(cx, p, 1, msg_from(1, 5, 1, "abc")), 1);
   nsent = 0;
   now(master_fails(0));
-  cr_assert_eq(st.primary, 1);
-  ftmw_rep_serve(); /* notices the new primary (and reports its DONEs) */
+  cr_assert_eq(cx->st.primary, 1);
+  ftmw_rep_serve(cx); /* notices the new primary (and reports its DONEs) */
   cr_assert_not_null(kept_outcome(p, 1), "kept for the new primary");
   nsent = 0;
   now(suspect(1, 1, 1));
-  ftmw_rep_serve();
+  ftmw_rep_serve(cx);
   cr_assert_str_eq(frames(), "KEPT>1 tag=5 seq=1, VERDICT>1 tag=1 seq=1 ok");
 }
 
@@ -1006,13 +1013,14 @@ Test(replica, new_primary_gets_the_decisions_a_replica_holds) {
          decide(2, FTMW_DECIDE_RECV, 1, 5, 2), sync_from(2));
   int rank;
   uint64_t value;
-  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value), FTMW_DECIDE_RECV);
+  cr_assert_eq(ftmw_rep_follow(cx, FTMW_DECIDE_RECV, -1, &rank, &value),
+               FTMW_DECIDE_RECV);
   cr_assert_eq(rank, 2);
-  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value),
+  cr_assert_eq(ftmw_rep_follow(cx, FTMW_DECIDE_RECV, -1, &rank, &value),
                FTMW_DECIDE_RECV, "replica 2's #2, not a decision of its own");
   cr_assert_eq(rank, 1);
   cr_assert_eq(value, 5);
-  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value), 0);
+  cr_assert_eq(ftmw_rep_follow(cx, FTMW_DECIDE_RECV, -1, &rank, &value), 0);
   script_played();
 }
 
@@ -1023,7 +1031,7 @@ Test(replica, replica_sends_the_new_primary_what_it_holds) {
   now(decide(0, FTMW_DECIDE_RECV, 2, 7, 1));
   now(decide(0, FTMW_DECIDE_RECV, 1, 5, 2));
   now(master_fails(0));
-  ftmw_rep_serve();
+  ftmw_rep_serve(cx);
   cr_assert_str_eq(frames(), "DECIDE>1 tag=1 seq=1, DECIDE>1 tag=1 seq=2, "
                              "DECIDE>1 tag=12 seq=2");
 }
@@ -1031,7 +1039,7 @@ Test(replica, replica_sends_the_new_primary_what_it_holds) {
 /* Without a later decision, the new primary decides: the send failed. */
 Test(replica, new_primary_send_without_later_decision_fails) {
   start(1);
-  cr_assert_eq(send_verdict_after_takeover(&st.workers[1]), 0);
+  cr_assert_eq(send_verdict_after_takeover(&cx->st.workers[1]), 0);
 }
 
 /* Case 2, the primary: the worker ACKed the primary only and died; a
@@ -1039,11 +1047,11 @@ Test(replica, new_primary_send_without_later_decision_fails) {
  * for its outcome, then gets VERDICT ok. */
 Test(replica, send_case2_primary_answers_ok_once_exchange_ends) {
   start(0);
-  ftmw_peer *p = &st.workers[2];
+  ftmw_peer *p = &cx->st.workers[2];
   now(suspect(1, 2, 1));
-  ftmw_rep_serve();
+  ftmw_rep_serve(cx);
   cr_assert_eq(nsent, 0, "answered before the exchange ended: %s", frames());
-  ftmw_rep_end(p, 1, NULL); /* the primary's ft_send got the ACK */
+  ftmw_rep_end(cx, p, 1, NULL); /* the primary's ft_send got the ACK */
   cr_assert_str_eq(frames(),
                    "VERDICT>1 tag=2 seq=1 ok, VERDICT>2 tag=2 seq=1 ok");
 }
@@ -1053,13 +1061,13 @@ Test(replica, send_case2_primary_answers_ok_once_exchange_ends) {
  * this ft_send succeeds too. */
 Test(replica, send_case2_replica_follows_ok_verdict) {
   start(2);
-  ftmw_peer *p = &st.workers[1];
+  ftmw_peer *p = &cx->st.workers[1];
   uint64_t seq = ++ftmw_app_of(p)->next_seq;
   SCRIPT(worker_fails(1), verdict(0, 1, 1, 1));
-  cr_assert_eq(ftmw_rep_send(p, seq), FT_ERR_PEER_FAILED);
-  cr_assert_eq(ftmw_rep_verdict(p), 1);
+  cr_assert_eq(ftmw_rep_send(cx, p, seq), FT_ERR_PEER_FAILED);
+  cr_assert_eq(ftmw_rep_verdict(cx, p), 1);
   script_played();
-  ftmw_rep_end(p, 1, NULL);
+  ftmw_rep_end(cx, p, 1, NULL);
   cr_assert_str_eq(frames(), "SUSPECT>0 tag=1 seq=1, DONE>0 tag=1 seq=1, "
                              "DONE>1 tag=1 seq=1");
 }
@@ -1069,15 +1077,16 @@ Test(replica, send_case2_replica_follows_ok_verdict) {
  * about its previous exchange, does not. */
 Test(replica, send_case2_verdict_already_here) {
   start(2);
-  ftmw_peer *p = &st.workers[1];
+  ftmw_peer *p = &cx->st.workers[1];
   SCRIPT(verdict(0, 1, 1, 1), worker_fails(1));
-  cr_assert_eq(ftmw_rep_send(p, ++ftmw_app_of(p)->next_seq), FT_ERR_PEER_FAILED);
-  cr_assert_eq(ftmw_rep_verdict(p), 1);
+  cr_assert_eq(ftmw_rep_send(cx, p, ++ftmw_app_of(p)->next_seq),
+               FT_ERR_PEER_FAILED);
+  cr_assert_eq(ftmw_rep_verdict(cx, p), 1);
   script_played();
   cr_assert_eq(nsent, 0, "sent: %s", frames());
-  ftmw_rep_end(p, 1, NULL); /* exchange 1 over; exchange 2 fails too */
+  ftmw_rep_end(cx, p, 1, NULL); /* exchange 1 over; exchange 2 fails too */
   SCRIPT(verdict(0, 1, 2, 0));
-  cr_assert_eq(ftmw_rep_verdict(p), 0);
+  cr_assert_eq(ftmw_rep_verdict(cx, p), 0);
   script_played();
   cr_assert_str_eq(frames(), "DONE>0 tag=1 seq=1, DONE>1 tag=1 seq=1, "
                              "SUSPECT>0 tag=1 seq=2");
@@ -1091,16 +1100,18 @@ Test(replica, send_case2_verdict_already_here) {
  * keeps it for its exchange 2, and follows the verdict on 1. */
 Test(replica, verdicts_out_of_order_each_for_its_exchange) {
   start(2);
-  ftmw_peer *p = &st.workers[1];
+  ftmw_peer *p = &cx->st.workers[1];
   now(master_fails(0)); /* master 1 is the primary */
-  ftmw_rep_serve();
+  ftmw_rep_serve(cx);
   nsent = 0;
   SCRIPT(worker_fails(1), verdict(1, 1, 2, 0), verdict(1, 1, 1, 1));
-  cr_assert_eq(ftmw_rep_send(p, ++ftmw_app_of(p)->next_seq), FT_ERR_PEER_FAILED);
-  cr_assert_eq(ftmw_rep_verdict(p), 1, "exchange 1 succeeded in the primary");
+  cr_assert_eq(ftmw_rep_send(cx, p, ++ftmw_app_of(p)->next_seq),
+               FT_ERR_PEER_FAILED);
+  cr_assert_eq(ftmw_rep_verdict(cx, p), 1,
+               "exchange 1 succeeded in the primary");
   script_played();
-  ftmw_rep_end(p, 1, NULL);
-  cr_assert_eq(ftmw_rep_verdict(p), 0, "exchange 2 failed, told already");
+  ftmw_rep_end(cx, p, 1, NULL);
+  cr_assert_eq(ftmw_rep_verdict(cx, p), 0, "exchange 2 failed, told already");
   cr_assert_str_eq(frames(), "SUSPECT>1 tag=1 seq=1, DONE>1 tag=1 seq=1",
                    "sent: %s", frames());
 }
@@ -1111,12 +1122,12 @@ Test(replica, verdicts_out_of_order_each_for_its_exchange) {
  * receive failed, the replica reports the failure. */
 Test(replica, recv_case1_replica_reports_failure) {
   start(1);
-  ftmw_peer *p = &st.workers[2];
+  ftmw_peer *p = &cx->st.workers[2];
   now(worker_fails(2));
   SCRIPT(verdict(0, 2, 1, 0));
-  cr_assert_eq(ftmw_rep_verdict(p), 0);
+  cr_assert_eq(ftmw_rep_verdict(cx, p), 0);
   script_played();
-  ftmw_rep_end(p, 0, NULL);
+  ftmw_rep_end(cx, p, 0, NULL);
   cr_assert_str_eq(frames(), "SUSPECT>0 tag=2 seq=1, DONE>0 tag=2 seq=1, "
                              "DONE>2 tag=2 seq=1");
 }
@@ -1127,11 +1138,11 @@ Test(replica, recv_case1_replica_reports_failure) {
  * VERDICT ok, each to every replica, in priority order. */
 Test(replica, recv_case2_primary_sends_kept_then_verdict) {
   start(0);
-  ftmw_peer *p = &st.workers[1];
-  cr_assert_eq(ftmw_rep_end(p, 1, msg_from(1, 5, 4, "result")), 1);
+  ftmw_peer *p = &cx->st.workers[1];
+  cr_assert_eq(ftmw_rep_end(cx, p, 1, msg_from(1, 5, 4, "result")), 1);
   now(worker_fails(1));
   SCRIPT(suspect(2, 1, 1), done(1, 1, 1), done(2, 1, 1));
-  cr_assert_eq(ftmw_rep_begin(p), 1);
+  cr_assert_eq(ftmw_rep_begin(cx, p), 1);
   script_played();
   cr_assert_str_eq(frames(), "KEPT>1 tag=5 seq=4, KEPT>2 tag=5 seq=4, "
                              "VERDICT>1 tag=1 seq=1 ok, "
@@ -1148,10 +1159,10 @@ Test(replica, recv_case2_primary_sends_kept_then_verdict) {
  * data here, its VERDICT ok completes the receive with it. */
 Test(replica, recv_case2_replica_takes_kept_data) {
   start(2);
-  ftmw_peer *p = &st.workers[1];
+  ftmw_peer *p = &cx->st.workers[1];
   now(worker_fails(1));
   SCRIPT(kept(0, 1, 5, 4, "result"), verdict(0, 1, 1, 1));
-  cr_assert_eq(ftmw_rep_verdict(p), 1);
+  cr_assert_eq(ftmw_rep_verdict(cx, p), 1);
   script_played();
   ftmw_msg *m = ftmw_match_peer(p, 5);
   cr_assert_not_null(m, "the KEPT data is not queued");
@@ -1160,7 +1171,7 @@ Test(replica, recv_case2_replica_takes_kept_data) {
   cr_assert_eq(m->len, 6);
   cr_assert_arr_eq(m->data, "result", 6);
   ftmw_match_take(m);
-  cr_assert_eq(ftmw_rep_end(p, 1, m), 1);
+  cr_assert_eq(ftmw_rep_end(cx, p, 1, m), 1);
   cr_assert_str_eq(frames(), "SUSPECT>0 tag=1 seq=1, DONE>0 tag=1 seq=1, "
                              "DONE>1 tag=1 seq=1");
 }
@@ -1172,17 +1183,17 @@ Test(replica, recv_case2_replica_takes_kept_data) {
  * primary that ACKed it. */
 Test(replica, recv_case2_worker_copies_in_priority_order) {
   start_as(FTMW_ROLE_WORKER, 1);
-  ftmw_rep_copy(0, 5, 4, "result", 6);
+  ftmw_rep_copy(cx, 0, 5, 4, "result", 6);
   cr_assert_str_eq(frames(), "COPY>1 tag=5 seq=4, COPY>2 tag=5 seq=4");
   for (int i = 0; i < 2; i++) {
     cr_assert_eq(sent[i].len, 6);
     cr_assert_arr_eq(sent[i].data, "result", 6);
   }
-  ftmw_rep_confirm(0, 4);
+  ftmw_rep_confirm(cx, 0, 4);
   now(master_fails(0));
-  cr_assert_eq(st.primary, 1);
-  ftmw_rep_copy(1, 5, 5, "again", 5);
-  ftmw_rep_confirm(1, 5);
+  cr_assert_eq(cx->st.primary, 1);
+  ftmw_rep_copy(cx, 1, 5, 5, "again", 5);
+  ftmw_rep_confirm(cx, 1, 5);
   cr_assert_str_eq(frames(), "COPY>1 tag=5 seq=4, COPY>2 tag=5 seq=4, "
                              "CONFIRM>1 tag=0 seq=4, CONFIRM>2 tag=0 seq=4, "
                              "COPY>2 tag=5 seq=5, CONFIRM>2 tag=0 seq=5");
@@ -1196,12 +1207,13 @@ Test(replica, recv_case2_worker_copies_in_priority_order) {
  * KEPT came first) is not held again. */
 Test(replica, unconfirmed_copy_is_received_only_once_confirmed) {
   start(1);
-  ftmw_peer *p = &st.workers[1];
+  ftmw_peer *p = &cx->st.workers[1];
   now(unconfirmed(1, 5, 4, "result"));
   cr_assert_null(ftmw_match_peer(p, 5), "an unconfirmed COPY was queued");
   cr_assert_eq(queued(&p->unconfirmed), 1);
-  cr_assert_eq(ftmw_inbox_confirm_locked(p, 3), 0, "another number confirmed it");
-  cr_assert_eq(ftmw_inbox_confirm_locked(p, 4), 1);
+  cr_assert_eq(ftmw_inbox_confirm_locked(cx, p, 3), 0,
+               "another number confirmed it");
+  cr_assert_eq(ftmw_inbox_confirm_locked(cx, p, 4), 1);
   cr_assert_not_null(ftmw_match_peer(p, 5));
   cr_assert_eq(queued(&p->unconfirmed), 0);
   now(unconfirmed(1, 6, 5, "next"));
@@ -1218,11 +1230,11 @@ Test(replica, unconfirmed_copy_is_received_only_once_confirmed) {
  * received (ftmw_match_drop frees it with the incarnation). */
 Test(replica, replica_follows_failure_verdict_over_unconfirmed_copy) {
   start(2);
-  ftmw_peer *p = &st.workers[1];
+  ftmw_peer *p = &cx->st.workers[1];
   now(unconfirmed(1, 5, 1, "result"));
   now(worker_fails(1));
   SCRIPT(verdict(0, 1, 1, 0));
-  cr_assert_eq(ftmw_rep_verdict(p), 0);
+  cr_assert_eq(ftmw_rep_verdict(cx, p), 0);
   script_played();
   cr_assert_null(ftmw_match_peer(p, 5));
   ftmw_match_drop(p);
@@ -1235,11 +1247,11 @@ Test(replica, replica_follows_failure_verdict_over_unconfirmed_copy) {
  * receives it (ftmw-sim seeds 14888, 16192). */
 Test(replica, failover_becoming_primary_takes_unconfirmed_copy) {
   start(1);
-  ftmw_peer *p = &st.workers[1];
+  ftmw_peer *p = &cx->st.workers[1];
   now(unconfirmed(1, 5, 1, "result"));
   now(worker_fails(1));
   SCRIPT(master_fails(0), sync_from(2));
-  cr_assert_eq(ftmw_rep_verdict(p), 1);
+  cr_assert_eq(ftmw_rep_verdict(cx, p), 1);
   script_played();
   ftmw_msg *m = ftmw_match_peer(p, 5);
   cr_assert_not_null(m, "the unconfirmed COPY is not queued");
@@ -1250,11 +1262,11 @@ Test(replica, failover_becoming_primary_takes_unconfirmed_copy) {
  * takeover) comes before that judgement. */
 Test(replica, failover_new_primary_follows_a_replicas_verdict) {
   start(1);
-  ftmw_peer *p = &st.workers[1];
+  ftmw_peer *p = &cx->st.workers[1];
   now(unconfirmed(1, 5, 1, "result"));
   now(worker_fails(1));
   SCRIPT(master_fails(0), verdict(2, 1, 1, 0));
-  cr_assert_eq(ftmw_rep_verdict(p), 0);
+  cr_assert_eq(ftmw_rep_verdict(cx, p), 0);
   script_played();
   cr_assert_null(ftmw_match_peer(p, 5));
 }
@@ -1266,7 +1278,7 @@ Test(replica, replica_sends_the_new_primary_unconfirmed_copies_and_verdicts) {
   now(unconfirmed(1, 5, 4, "result"));
   now(verdict(0, 2, 1, 0));
   now(master_fails(0));
-  ftmw_rep_serve();
+  ftmw_rep_serve(cx);
   cr_assert_str_eq(frames(), "KEPT>1 tag=5 seq=4 unconfirmed, "
                              "VERDICT>1 tag=2 seq=1, DECIDE>1 tag=12 seq=0");
 }
@@ -1277,12 +1289,12 @@ Test(replica, decision_naming_a_message_confirms_its_copy) {
   start(1);
   now(unconfirmed(2, 5, 3, "result"));
   now(decide(0, FTMW_DECIDE_RECV, 2, 3, 1));
-  job.cfg.max_message = 1024;
-  uv_mutex_unlock(&st.lock);
+  cx->job.cfg.max_message = 1024;
+  uv_mutex_unlock(&cx->st.lock);
   char buf[16];
   FT_Status status;
   int n = ft_recv(buf, sizeof(buf), FT_BYTE, FT_ANY_SOURCE, 5, &status);
-  uv_mutex_lock(&st.lock);
+  uv_mutex_lock(&cx->st.lock);
   cr_assert_eq(n, 6, "ft_recv: %d, error %d", n, ft_error());
   cr_assert_eq(status.source, 2);
   cr_assert_arr_eq(buf, "result", 6);
@@ -1295,15 +1307,15 @@ Test(replica, decision_naming_a_message_confirms_its_copy) {
  * earlier DATA, does not). */
 Test(replica, replica_send_completes_on_acked) {
   start(1);
-  ftmw_peer *p = &st.workers[1];
+  ftmw_peer *p = &cx->st.workers[1];
   SCRIPT(acked(1, 1));
-  cr_assert_eq(ftmw_rep_send(p, 1), FT_SUCCESS);
+  cr_assert_eq(ftmw_rep_send(cx, p, 1), FT_SUCCESS);
   script_played();
   SCRIPT(acked(2, 2), acked(1, 1), acked(1, 2));
-  cr_assert_eq(ftmw_rep_send(p, 2), FT_SUCCESS);
+  cr_assert_eq(ftmw_rep_send(cx, p, 2), FT_SUCCESS);
   script_played();
   now(acked(1, 3)); /* the ACKED came before the call */
-  cr_assert_eq(ftmw_rep_send(p, 3), FT_SUCCESS);
+  cr_assert_eq(ftmw_rep_send(cx, p, 3), FT_SUCCESS);
   cr_assert_eq(nsent, 0, "sent: %s", frames());
 }
 
@@ -1311,7 +1323,7 @@ Test(replica, replica_send_completes_on_acked) {
 Test(replica, replica_send_to_finished_worker) {
   start(1);
   SCRIPT(worker_finishes(2));
-  cr_assert_eq(ftmw_rep_send(&st.workers[2], 1), FT_ERR_PEER_FINALIZED);
+  cr_assert_eq(ftmw_rep_send(cx, &cx->st.workers[2], 1), FT_ERR_PEER_FINALIZED);
   script_played();
 }
 
@@ -1323,14 +1335,14 @@ Test(replica, replica_send_to_finished_worker) {
  * succeeded). */
 Test(replica, new_primary_send_of_acked_data_completes) {
   start(1);
-  ftmw_peer *p = &st.workers[1];
+  ftmw_peer *p = &cx->st.workers[1];
   now(acked(1, 1));
   now(worker_finishes(1));
   now(master_fails(0));
-  cr_assert_eq(st.primary, 1, "this master took over");
-  cr_assert(ftmw_rep_acked(p, 1));
-  cr_assert(!ftmw_rep_acked(p, 2), "a later DATA is not ACKed");
-  cr_assert_eq(ftmw_rep_send(p, 1), FT_SUCCESS);
+  cr_assert_eq(cx->st.primary, 1, "this master took over");
+  cr_assert(ftmw_rep_acked(cx, p, 1));
+  cr_assert(!ftmw_rep_acked(cx, p, 2), "a later DATA is not ACKed");
+  cr_assert_eq(ftmw_rep_send(cx, p, 1), FT_SUCCESS);
   cr_assert_eq(nsent, 0, "sent: %s", frames());
 }
 
@@ -1340,13 +1352,14 @@ Test(replica, new_primary_send_of_acked_data_completes) {
  * tells nobody DONE (it is the primary now). */
 Test(replica, primary_send_case1_replica_sends_itself) {
   start(1);
-  ftmw_peer *p = &st.workers[1];
+  ftmw_peer *p = &cx->st.workers[1];
   SCRIPT(master_fails(0));
-  cr_assert_eq(ftmw_rep_send(p, ++ftmw_app_of(p)->next_seq), FTMW_REP_SEND_SELF);
+  cr_assert_eq(ftmw_rep_send(cx, p, ++ftmw_app_of(p)->next_seq),
+               FTMW_REP_SEND_SELF);
   script_played();
-  cr_assert_eq(st.primary, 1);
-  cr_assert_eq(ftmw_rep_begin(p), 0);
-  ftmw_rep_end(p, 1, NULL);
+  cr_assert_eq(cx->st.primary, 1);
+  cr_assert_eq(ftmw_rep_begin(cx, p), 0);
+  ftmw_rep_end(cx, p, 1, NULL);
   cr_assert_eq(ftmw_rep.seen_primary, 1, "the takeover happened");
   cr_assert_eq(nsent, 0, "sent: %s", frames());
 }
@@ -1356,14 +1369,14 @@ Test(replica, primary_send_case1_replica_sends_itself) {
  * primary reports to it the exchanges it has completed, and the ACKED. */
 Test(replica, primary_send_case2_replica_reports_done_to_new_primary) {
   start(2);
-  ftmw_peer *p = &st.workers[1];
+  ftmw_peer *p = &cx->st.workers[1];
   SCRIPT(acked(1, 1));
-  cr_assert_eq(ftmw_rep_send(p, ++ftmw_app_of(p)->next_seq), FT_SUCCESS);
+  cr_assert_eq(ftmw_rep_send(cx, p, ++ftmw_app_of(p)->next_seq), FT_SUCCESS);
   script_played();
-  ftmw_rep_end(p, 1, NULL);
+  ftmw_rep_end(cx, p, 1, NULL);
   now(master_fails(0));
-  cr_assert_eq(st.primary, 1);
-  ftmw_rep_serve(); /* at its next wait, or exchange's end */
+  cr_assert_eq(cx->st.primary, 1);
+  ftmw_rep_serve(cx); /* at its next wait, or exchange's end */
   cr_assert_str_eq(frames(), "DONE>0 tag=1 seq=1, DONE>1 tag=1 seq=1, "
                              "DONE>1 tag=1 seq=1, ACKED>1 tag=1 seq=1, "
                              "DECIDE>1 tag=12 seq=0");
@@ -1381,13 +1394,15 @@ Test(replica, failover_new_primary_resends_last_decision) {
          decide(0, FTMW_DECIDE_TEST, 1, 0, 2), master_fails(0), sync_from(2));
   int rank;
   uint64_t value;
-  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value), FTMW_DECIDE_RECV);
-  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_TEST, 1, &rank, &value), FTMW_DECIDE_TEST);
-  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value), 0);
+  cr_assert_eq(ftmw_rep_follow(cx, FTMW_DECIDE_RECV, -1, &rank, &value),
+               FTMW_DECIDE_RECV);
+  cr_assert_eq(ftmw_rep_follow(cx, FTMW_DECIDE_TEST, 1, &rank, &value),
+               FTMW_DECIDE_TEST);
+  cr_assert_eq(ftmw_rep_follow(cx, FTMW_DECIDE_RECV, -1, &rank, &value), 0);
   script_played();
-  cr_assert_eq(st.primary, 1);
-  ftmw_rep_serve(); /* the takeover, at the latest */
-  ftmw_rep_decide(FTMW_DECIDE_RECV, 2, 9);
+  cr_assert_eq(cx->st.primary, 1);
+  ftmw_rep_serve(cx); /* the takeover, at the latest */
+  ftmw_rep_decide(cx, FTMW_DECIDE_RECV, 2, 9);
   cr_assert_str_eq(frames(), "DECIDE>2 tag=1 seq=1, DECIDE>2 tag=2 seq=2, "
                              "DECIDE>2 tag=1 seq=3");
   decided(&sent[1], &rank, &value);
@@ -1407,12 +1422,14 @@ Test(replica, failover_new_primary_follows_old_decisions_first) {
   now(master_fails(0));
   int rank;
   uint64_t value;
-  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value), FTMW_DECIDE_RECV);
+  cr_assert_eq(ftmw_rep_follow(cx, FTMW_DECIDE_RECV, -1, &rank, &value),
+               FTMW_DECIDE_RECV);
   cr_assert_eq(rank, 2);
-  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value), FTMW_DECIDE_RECV);
+  cr_assert_eq(ftmw_rep_follow(cx, FTMW_DECIDE_RECV, -1, &rank, &value),
+               FTMW_DECIDE_RECV);
   cr_assert_eq(rank, 1);
   SCRIPT(sync_from(2)); /* replica 2 holds no other: it decides */
-  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value), 0);
+  cr_assert_eq(ftmw_rep_follow(cx, FTMW_DECIDE_RECV, -1, &rank, &value), 0);
   script_played();
 }
 
@@ -1421,13 +1438,13 @@ Test(replica, failover_new_primary_follows_old_decisions_first) {
  * (master 0 is dead). */
 Test(replica, failover_new_primary_answers_suspect) {
   start(1);
-  ftmw_peer *p = &st.workers[1];
-  cr_assert_eq(ftmw_rep_end(p, 1, msg_from(1, 5, 4, "result")), 1);
+  ftmw_peer *p = &cx->st.workers[1];
+  cr_assert_eq(ftmw_rep_end(cx, p, 1, msg_from(1, 5, 4, "result")), 1);
   now(worker_fails(1));
   now(master_fails(0));
-  ftmw_rep_serve(); /* takes over: no decision to resend */
+  ftmw_rep_serve(cx); /* takes over: no decision to resend */
   SCRIPT(suspect(2, 1, 1), done(2, 1, 1));
-  cr_assert_eq(ftmw_rep_begin(p), 1);
+  cr_assert_eq(ftmw_rep_begin(cx, p), 1);
   script_played();
   cr_assert_str_eq(frames(), "DONE>0 tag=1 seq=1, DONE>2 tag=1 seq=1, "
                              "KEPT>2 tag=5 seq=4, VERDICT>2 tag=1 seq=1 ok");
@@ -1437,11 +1454,11 @@ Test(replica, failover_new_primary_answers_suspect) {
  * (and reports its completed exchanges to it), and follows its verdict. */
 Test(replica, failover_replica_asks_new_primary_again) {
   start(2);
-  ftmw_rep_end(&st.workers[2], 1, NULL);
-  ftmw_peer *p = &st.workers[1];
+  ftmw_rep_end(cx, &cx->st.workers[2], 1, NULL);
+  ftmw_peer *p = &cx->st.workers[1];
   now(worker_fails(1));
   SCRIPT(master_fails(0), verdict(1, 1, 1, 1));
-  cr_assert_eq(ftmw_rep_verdict(p), 1);
+  cr_assert_eq(ftmw_rep_verdict(cx, p), 1);
   script_played();
   cr_assert_str_eq(frames(), "DONE>0 tag=2 seq=1, DONE>1 tag=2 seq=1, "
                              "SUSPECT>0 tag=1 seq=1, SUSPECT>1 tag=1 seq=1, "
@@ -1452,10 +1469,10 @@ Test(replica, failover_replica_asks_new_primary_again) {
  * primary now, and reports the failure it saw. */
 Test(replica, failover_becoming_primary_reports_failure) {
   start(1);
-  ftmw_peer *p = &st.workers[1];
+  ftmw_peer *p = &cx->st.workers[1];
   now(worker_fails(1));
   SCRIPT(master_fails(0), sync_from(2));
-  cr_assert_eq(ftmw_rep_verdict(p), 0);
+  cr_assert_eq(ftmw_rep_verdict(cx, p), 0);
   script_played();
   cr_assert_str_eq(frames(), "SUSPECT>0 tag=1 seq=1");
 }
@@ -1466,9 +1483,9 @@ Test(replica, failover_becoming_primary_reports_failure) {
  * output it guards is done: before that call's own decision. */
 Test(replica, is_primary_told_at_next_call) {
   start(0);
-  cr_assert_eq(ftmw_rep_primary_call(), 1);
+  cr_assert_eq(ftmw_rep_primary_call(cx), 1);
   cr_assert_eq(nsent, 0, "told before the output: %s", frames());
-  ftmw_rep_decide(FTMW_DECIDE_RECV, 1, 3);
+  ftmw_rep_decide(cx, FTMW_DECIDE_RECV, 1, 3);
   cr_assert_str_eq(frames(), "DECIDE>1 tag=6 seq=1, DECIDE>2 tag=6 seq=1, "
                              "DECIDE>1 tag=1 seq=2, DECIDE>2 tag=1 seq=2");
   int rank;
@@ -1482,10 +1499,10 @@ Test(replica, is_primary_told_at_next_call) {
  * wait, or ft_finalize: ftmw_rep_serve) tells the second. */
 Test(replica, is_primary_twice_then_exchange) {
   start(0);
-  cr_assert_eq(ftmw_rep_primary_call(), 1);
-  cr_assert_eq(ftmw_rep_primary_call(), 1);
+  cr_assert_eq(ftmw_rep_primary_call(cx), 1);
+  cr_assert_eq(ftmw_rep_primary_call(cx), 1);
   cr_assert_str_eq(frames(), "DECIDE>1 tag=6 seq=1, DECIDE>2 tag=6 seq=1");
-  ftmw_rep_end(&st.workers[1], 1, NULL);
+  ftmw_rep_end(cx, &cx->st.workers[1], 1, NULL);
   cr_assert_str_eq(frames(), "DECIDE>1 tag=6 seq=1, DECIDE>2 tag=6 seq=1, "
                              "DECIDE>1 tag=6 seq=2, DECIDE>2 tag=6 seq=2");
 }
@@ -1494,7 +1511,7 @@ Test(replica, is_primary_twice_then_exchange) {
 Test(replica, is_primary_replica_follows) {
   start(1);
   SCRIPT(decide(0, FTMW_DECIDE_PRIMARY, 0, 1, 1));
-  cr_assert_eq(ftmw_rep_primary_call(), 0);
+  cr_assert_eq(ftmw_rep_primary_call(cx), 0);
   script_played();
   cr_assert_eq(nsent, 0, "sent: %s", frames());
   cr_assert(ftmw_q_empty(&ftmw_rep.decisions));
@@ -1505,10 +1522,10 @@ Test(replica, is_primary_replica_follows) {
 Test(replica, is_primary_primary_dies_first) {
   start(1);
   SCRIPT(master_fails(0), sync_from(2));
-  cr_assert_eq(ftmw_rep_primary_call(), 1);
+  cr_assert_eq(ftmw_rep_primary_call(cx), 1);
   script_played();
   cr_assert_eq(nsent, 0, "told before the output: %s", frames());
-  ftmw_rep_serve();
+  ftmw_rep_serve(cx);
   cr_assert_str_eq(frames(), "DECIDE>2 tag=6 seq=1");
 }
 
@@ -1530,15 +1547,17 @@ Test(replica, new_primary_resends_last_decision_before_deciding) {
          decide(0, FTMW_DECIDE_RECV, 1, 5, 2), master_fails(0), sync_from(2));
   int rank;
   uint64_t value;
-  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value), FTMW_DECIDE_RECV);
-  cr_assert_eq(ftmw_rep_follow(FTMW_DECIDE_RECV, -1, &rank, &value), FTMW_DECIDE_RECV);
-  uv_mutex_unlock(&st.lock);
+  cr_assert_eq(ftmw_rep_follow(cx, FTMW_DECIDE_RECV, -1, &rank, &value),
+               FTMW_DECIDE_RECV);
+  cr_assert_eq(ftmw_rep_follow(cx, FTMW_DECIDE_RECV, -1, &rank, &value),
+               FTMW_DECIDE_RECV);
+  uv_mutex_unlock(&cx->st.lock);
   int failed = ft_test(2); /* the application's call, as it makes it */
-  uv_mutex_lock(&st.lock);
+  uv_mutex_lock(&cx->st.lock);
   script_played();
   cr_assert_eq(failed, 0);
-  cr_assert_eq(st.primary, 1);
-  ftmw_rep_serve(); /* the resend, at the latest */
+  cr_assert_eq(cx->st.primary, 1);
+  ftmw_rep_serve(cx); /* the resend, at the latest */
   /* What replica 2, which had decision 1 only, makes of what it got: */
   const char *got = frames();
   ftmw_rep.dec_rcvd = 1;
@@ -1566,19 +1585,19 @@ Test(replica, new_primary_resends_last_decision_before_deciding) {
  * lost, then the primary stopped and replica 1 took over). */
 Test(replica, failed_restore_drops_what_the_worker_left) {
   start(1);
-  ftmw_peer *p = &st.workers[2];
+  ftmw_peer *p = &cx->st.workers[2];
   const event copy = {EV_COPY, .worker = 2, .tag = 1, .seq = 1,
                       .text = "a result"};
   data_arrives(&copy);
   cr_assert_eq(queued(&p->inbox), 1);
-  ftmw_peer_failed_locked(p, 1, "closed"); /* and the primary's DOWN */
+  ftmw_peer_failed_locked(cx, p, 1, "closed"); /* and the primary's DOWN */
   ftmw_decision d = {.kind = FTMW_DECIDE_RESTORE, .rank = 2, .number = 1,
                      .value = ftmw_rep_restore_value(FT_ERR_NO_HOST, p)};
   cr_assert_eq(ftmw_rep_queue_decision_locked(&d), 0);
-  uv_mutex_unlock(&st.lock);
+  uv_mutex_unlock(&cx->st.lock);
   cr_assert_eq(ft_restore(2), 0);
   cr_assert_eq(ft_error(), FT_ERR_NO_HOST);
-  uv_mutex_lock(&st.lock);
+  uv_mutex_lock(&cx->st.lock);
   cr_assert_eq(queued(&p->inbox), 0,
                "the replica still holds %d message(s) of a worker the "
                "primary gave up, which the primary dropped",
@@ -1592,19 +1611,21 @@ Test(replica, failed_restore_drops_what_the_worker_left) {
  * that took over waited for ever for the worker it had fenced). */
 Test(replica, failure_of_an_adopted_incarnation_stays_to_report) {
   start(1);
-  ftmw_peer *p = &st.workers[2];
-  ftmw_peer_failed_locked(p, 1, "closed");
+  ftmw_peer *p = &cx->st.workers[2];
+  ftmw_peer_failed_locked(cx, p, 1, "closed");
   cr_assert_eq(ftmw_peer_begin_locked(p, 1, FTMW_PEER_ALIVE, "adopted"), 0);
-  ftmw_peer_failed_locked(p, 1, "silent");
-  cr_assert_eq(ftmw_report_failure_locked(p, "ft_recv"), FT_ERR_PEER_FAILED);
+  ftmw_peer_failed_locked(cx, p, 1, "silent");
+  cr_assert_eq(ftmw_report_failure_locked(cx, p, "ft_recv"),
+               FT_ERR_PEER_FAILED);
   cr_assert_eq(p->unreported, 1, "the program heard of incarnation 0 only");
   uint32_t e;
-  cr_assert_eq(ftmw_rep_follow_restore(p, ftmw_rep_restore_value(FT_SUCCESS, p),
-                                       &e), FT_SUCCESS);
+  cr_assert_eq(
+      ftmw_rep_follow_restore(cx, p, ftmw_rep_restore_value(FT_SUCCESS, p), &e),
+      FT_SUCCESS);
   cr_assert_eq(e, 1);
   cr_assert_eq(p->unreported, 1, "the restore hid incarnation 1's failure");
   ftmw_app_of(p)->app_epoch = e; /* as ft_restore does */
-  ftmw_report_failure_locked(p, "ft_recv");
+  ftmw_report_failure_locked(cx, p, "ft_recv");
   cr_assert_eq(p->unreported, 0);
 }
 
@@ -1616,8 +1637,8 @@ Test(replica, failure_of_an_adopted_incarnation_stays_to_report) {
  * took the dead one's, for another task). */
 Test(replica, kept_of_a_replaced_incarnation_is_dropped) {
   start(1);
-  ftmw_peer *p = &st.workers[1];
-  ftmw_peer_failed_locked(p, 1, "closed");
+  ftmw_peer *p = &cx->st.workers[1];
+  ftmw_peer_failed_locked(cx, p, 1, "closed");
   cr_assert_eq(ftmw_peer_begin_locked(p, 1, FTMW_PEER_ALIVE, "adopted"), 0);
   event old = kept(2, 1, 5, 7, "task 3");
   now(old);
@@ -1634,9 +1655,9 @@ Test(replica, kept_of_a_replaced_incarnation_is_dropped) {
  * the MPI layer's lock-free look (ftmw_failures). */
 Test(replica, dead_incarnation_never_lives_again) {
   start(1);
-  ftmw_peer *p = &st.workers[2];
+  ftmw_peer *p = &cx->st.workers[2];
   unsigned long failures = ftmw_failures();
-  ftmw_peer_failed_locked(p, 1, "closed");
+  ftmw_peer_failed_locked(cx, p, 1, "closed");
   cr_assert_eq(ftmw_failures(), failures + 1);
   cr_assert_eq(ftmw_peer_set_locked(p, FTMW_PEER_ALIVE, "test"), -1);
   cr_assert_eq(ftmw_peer_set_locked(p, FTMW_PEER_JOINING, "test"), -1);
@@ -1651,7 +1672,7 @@ Test(replica, dead_incarnation_never_lives_again) {
   cr_assert_eq(p->epoch, 1);
   cr_assert_eq(ftmw_peer_set_locked(p, FTMW_PEER_ALIVE, "joined"), 0);
   cr_assert_eq(ftmw_peer_begin_locked(p, 1, FTMW_PEER_ALIVE, "adopted"), -1);
-  ftmw_peer_failed_locked(p, 1, "closed");
+  ftmw_peer_failed_locked(cx, p, 1, "closed");
   cr_assert_eq(ftmw_failures(), failures + 2);
   /* a replica adopts the primary's next incarnation as it announces itself */
   cr_assert_eq(ftmw_peer_begin_locked(p, 3, FTMW_PEER_ALIVE, "adopted"), 0);
@@ -1673,14 +1694,14 @@ Test(replica, dead_incarnation_never_lives_again) {
  * ft_recv where every other master got the data.) */
 Test(replica, new_primary_ahead_answers_older_exchange) {
   start(1);
-  ftmw_peer *p = &st.workers[1];
-  cr_assert_eq(ftmw_rep_end(p, 1, msg_from(1, 2, 2, "second")), 1);
-  cr_assert_eq(ftmw_rep_end(p, 1, msg_from(1, 1, 1, "first")), 1);
+  ftmw_peer *p = &cx->st.workers[1];
+  cr_assert_eq(ftmw_rep_end(cx, p, 1, msg_from(1, 2, 2, "second")), 1);
+  cr_assert_eq(ftmw_rep_end(cx, p, 1, msg_from(1, 1, 1, "first")), 1);
   now(worker_fails(1));
   now(master_fails(0));
-  ftmw_rep_serve(); /* takes over */
+  ftmw_rep_serve(cx); /* takes over */
   SCRIPT(suspect(2, 1, 1), done(2, 1, 1), done(2, 1, 2));
-  cr_assert_eq(ftmw_rep_begin(p), 1);
+  cr_assert_eq(ftmw_rep_begin(cx, p), 1);
   script_played();
   cr_assert_str_eq(frames(), "DONE>0 tag=1 seq=1, DONE>2 tag=1 seq=1, "
                              "DONE>0 tag=1 seq=2, DONE>2 tag=1 seq=2, "

@@ -17,15 +17,15 @@
 static uv_loop_t loop;
 
 static void start(void) {
-  memset(&ftmw_st, 0, sizeof(ftmw_st));
-  cr_assert_eq(uv_mutex_init(&ftmw_st.lock), 0);
+  memset(&ftmw_default_ctx.st, 0, sizeof(ftmw_default_ctx.st));
+  cr_assert_eq(uv_mutex_init(&ftmw_default_ctx.st.lock), 0);
   cr_assert_eq(uv_loop_init(&loop), 0);
 }
 
 static void stop(void) {
   uv_run(&loop, UV_RUN_NOWAIT); /* the handles' close callbacks */
   cr_assert_eq(uv_loop_close(&loop), 0, "a handle left open");
-  uv_mutex_destroy(&ftmw_st.lock);
+  uv_mutex_destroy(&ftmw_default_ctx.st.lock);
 }
 
 static void until_requested(void) {
@@ -37,7 +37,7 @@ TestSuite(term, .timeout = 30);
 
 Test(term, taken_on_the_loop) {
   start();
-  cr_assert_eq(ftmw_term_start(&loop, 1000), 0);
+  cr_assert_eq(ftmw_term_start(&ftmw_default_ctx, &loop, 1000), 0);
   cr_assert_eq(ftmw_term_requested(), 0);
   raise(SIGTERM);
   until_requested();
@@ -58,7 +58,7 @@ static void finalize_then_sigterm(int early) {
   cr_assert_geq(child, 0);
   if (child == 0) {
     start();
-    if (ftmw_term_start(&loop, 1000) != 0)
+    if (ftmw_term_start(&ftmw_default_ctx, &loop, 1000) != 0)
       _exit(1);
     uv_run(&loop, UV_RUN_NOWAIT);
     ftmw_term_close();
@@ -102,7 +102,7 @@ Test(term, late_copies_never_kill_a_process_told_to_stop) {
   start();
   pid_t me = getpid(), stormer = -1;
   for (int i = 0; i < 2000; i++) {
-    cr_assert_eq(ftmw_term_start(&loop, 1000), 0);
+    cr_assert_eq(ftmw_term_start(&ftmw_default_ctx, &loop, 1000), 0);
     if (i == 0) {
       raise(SIGTERM);
       until_requested();

@@ -365,7 +365,8 @@ static void hang(int rank) {
   int r = ft_recv(msg, 2, FT_DOUBLE, 1, 1, &st);
   double reported_ms = (now_s() - stop_s) * 1000;
   double stalled_ms = (double)(ftmw_transport_stalled_ms() - stalled0);
-  double detected_ms = ((double)ftmw_st.workers[1].failed_at / 1e9 - stop_s) * 1000;
+  double detected_ms =
+      ((double)ftmw_default_ctx.st.workers[1].failed_at / 1e9 - stop_s) * 1000;
   kill((pid_t)msg[0], SIGKILL);
   const char *to = getenv("FT_TIMEOUT_MS"), *hb = getenv("FT_HEARTBEAT_MS");
   /* A tick may come up to a heartbeat late before it counts as a stall:
@@ -387,8 +388,9 @@ static void hang(int rank) {
 
 static int rogue_connect(void) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
-  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(ftmw_st.listen_port)};
-  inet_pton(AF_INET, ftmw_st.listen_ip, &a.sin_addr);
+  struct sockaddr_in a = {.sin_family = AF_INET,
+                          .sin_port = htons(ftmw_default_ctx.st.listen_port)};
+  inet_pton(AF_INET, ftmw_default_ctx.st.listen_ip, &a.sin_addr);
   struct timeval tv = {60, 0}; /* longer than any limit of rogue_try */
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
   if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
