@@ -71,7 +71,9 @@ struct ftmw_state {
  * door (timed.h, identity.h). */
 struct ftmw_ctx {
   struct ftmw_state st;
-  struct ftmw_job job; /* job.h */
+  struct ftmw_job job;        /* job.h */
+  struct ftmw_rep_state *rep; /* the replica protocol's (replica_state.h):
+                                 from ftmw_rep_init to ftmw_rep_free */
 };
 
 extern FTMW_HIDDEN ftmw_ctx ftmw_default_ctx;

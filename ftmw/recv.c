@@ -284,7 +284,7 @@ static int complete(ftmw_ctx *cx, recv_want *w) {
       w->rank = m->source;
       if (!w->take && too_big(m, bytes, size, w->status)) {
         if (decided) /* the retry with a larger buffer takes it */
-          ftmw_rep_unfollow(FTMW_DECIDE_RECV, decided_rank, decided_seq);
+          ftmw_rep_unfollow(cx, FTMW_DECIDE_RECV, decided_rank, decided_seq);
         uv_mutex_unlock(&cx->st.lock);
         ftmw_fail(FT_ERR_TRUNCATE);
         return -1;

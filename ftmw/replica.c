@@ -23,37 +23,46 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define rs ftmw_rep
-
 /* --- state and link ------------------------------------------------------- */
 
-int ftmw_rep_init(int W) {
+int ftmw_rep_init(ftmw_ctx *cx, int W) {
   static const int types[] = {FTMW_FRAME_DECIDE,  FTMW_FRAME_DECIDED,
                               FTMW_FRAME_KEPT,    FTMW_FRAME_ACKED,
                               FTMW_FRAME_MARK,    FTMW_FRAME_DONE,
                               FTMW_FRAME_SUSPECT, FTMW_FRAME_VERDICT};
-  memset(&rs, 0, sizeof(rs));
-  ftmw_q_init(&rs.decisions);
-  rs.workers = calloc((size_t)W + 1, sizeof(*rs.workers));
+  ftmw_rep_state *rs = calloc(1, sizeof(*rs));
+  if (rs == NULL)
+    return -1;
+  rs->workers = calloc((size_t)W + 1, sizeof(*rs->workers));
+  if (rs->workers == NULL) {
+    free(rs);
+    return -1;
+  }
+  ftmw_q_init(&rs->decisions);
+  cx->rep = rs;
   for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
     ftmw_transport_route(types[i], ftmw_rep_on_frame);
-  return rs.workers != NULL ? 0 : -1;
+  return 0;
 }
 
-void ftmw_rep_free(int W) {
-  for (int r = 0; r <= W && rs.workers != NULL; r++) {
-    ftmw_rep_worker *w = &rs.workers[r];
+void ftmw_rep_free(ftmw_ctx *cx, int W) {
+  ftmw_rep_state *rs = cx->rep;
+  if (rs == NULL)
+    return;
+  for (int r = 0; r <= W; r++) {
+    ftmw_rep_worker *w = &rs->workers[r];
     for (uint32_t i = 0; i < w->kept; i++)
       ftmw_msg_free(w->ring[(w->first + i) % w->cap].msg);
     free(w->ring);
   }
-  free(rs.workers);
-  rs.workers = NULL;
-  while (!ftmw_q_empty(&rs.decisions)) {
-    ftmw_qnode *n = ftmw_q_head(&rs.decisions);
+  free(rs->workers);
+  while (!ftmw_q_empty(&rs->decisions)) {
+    ftmw_qnode *n = ftmw_q_head(&rs->decisions);
     ftmw_q_remove(n);
     free(FTMW_CONTAINER_OF(n, ftmw_decision, node));
   }
+  free(rs);
+  cx->rep = NULL;
 }
 
 static int with_replicas(ftmw_ctx *cx) {
@@ -126,7 +135,7 @@ static void send_kept(ftmw_ctx *cx, int to, const ftmw_msg *k, unsigned flags) {
  * every live replica, after the data this master kept if the exchange
  * received some. Returns 0 if it could not (out of memory). */
 static int tell_verdict_to(ftmw_ctx *cx, int to, ftmw_peer *p, uint64_t n) {
-  const ftmw_rep_outcome *o = ftmw_rep_outcome_of(ftmw_rep_of(p->id), n);
+  const ftmw_rep_outcome *o = ftmw_rep_outcome_of(ftmw_rep_of(cx, p->id), n);
   if (o == NULL) /* dropped: no live replica had it to do (a bug) */
     ftmw_log("master %d: the outcome of exchange %llu with worker %d, asked "
              "for, is no longer kept: reported as a failure",
@@ -160,7 +169,7 @@ static int tell_verdict(ftmw_ctx *cx, ftmw_peer *p, uint64_t n) {
  * has it if any other has. Out of memory, it is tried again at the next
  * ftmw_rep_serve. */
 static void answer(ftmw_ctx *cx, ftmw_peer *p, uint64_t n) {
-  ftmw_rep_worker *w = ftmw_rep_of(p->id);
+  ftmw_rep_worker *w = ftmw_rep_of(cx, p->id);
   if (w->answered_n != n) {
     if (!tell_verdict(cx, p, n))
       return;
@@ -214,7 +223,7 @@ static void send_inbox(ftmw_ctx *cx, int k, ftmw_peer *p) {
  * over must follow them (a receive's data, if it succeeded, went as KEPT
  * first: it is in this master's inbox, or unconfirmed). */
 static void send_verdicts(ftmw_ctx *cx, int k, int r) {
-  const ftmw_rep_worker *w = &rs.workers[r];
+  const ftmw_rep_worker *w = &cx->rep->workers[r];
   for (size_t i = 0; i < sizeof(w->verdicts) / sizeof(w->verdicts[0]); i++)
     if (w->verdicts[i].n > w->calls && ftmw_rep_alive(cx, k))
       send_master(cx, k, FTMW_FRAME_VERDICT, r,
@@ -225,12 +234,12 @@ static void send_verdicts(ftmw_ctx *cx, int k, int r) {
 /* Sends master k the last decisions this master received, oldest first:
  * what k lacks of them it queues, the rest are duplicates. */
 static void send_history(ftmw_ctx *cx, int k) {
-  uint64_t from = rs.dec_rcvd >= FTMW_REP_HISTORY
-                      ? rs.dec_rcvd - FTMW_REP_HISTORY + 1
+  uint64_t from = cx->rep->dec_rcvd >= FTMW_REP_HISTORY
+                      ? cx->rep->dec_rcvd - FTMW_REP_HISTORY + 1
                       : 1;
-  for (uint64_t n = from; n <= rs.dec_rcvd && ftmw_rep_alive(cx, k); n++)
-    if (rs.history[n % FTMW_REP_HISTORY].number == n)
-      send_decision(cx, k, &rs.history[n % FTMW_REP_HISTORY]);
+  for (uint64_t n = from; n <= cx->rep->dec_rcvd && ftmw_rep_alive(cx, k); n++)
+    if (cx->rep->history[n % FTMW_REP_HISTORY].number == n)
+      send_decision(cx, k, &cx->rep->history[n % FTMW_REP_HISTORY]);
 }
 
 /* A master that took over and got from one replica (its history, before
@@ -241,10 +250,10 @@ static void send_history(ftmw_ctx *cx, int k) {
  * with three replicas or more: with two, the one that had it is the
  * other. */
 static void fill_gaps(ftmw_ctx *cx) {
-  for (int k = 0; k <= cx->job.M && rs.took_over; k++)
-    if (ftmw_rep_alive(cx, k) && rs.synced[k] && !rs.filled[k] &&
-        rs.dec_held[k] < rs.learned) {
-      rs.filled[k] = 1;
+  for (int k = 0; k <= cx->job.M && cx->rep->took_over; k++)
+    if (ftmw_rep_alive(cx, k) && cx->rep->synced[k] && !cx->rep->filled[k] &&
+        cx->rep->dec_held[k] < cx->rep->learned) {
+      cx->rep->filled[k] = 1;
       send_history(cx, k);
     }
 }
@@ -260,12 +269,12 @@ static void fill_gaps(ftmw_ctx *cx) {
  * master that took over, which reported the send failed where this
  * replica had completed it), the decisions it received, SYNC. */
 static void primary_changed(ftmw_ctx *cx) {
-  rs.seen_primary = cx->st.primary;
+  cx->rep->seen_primary = cx->st.primary;
   if (cx->st.primary == cx->job.id) {
     ftmw_trace("role_change", "\"role\":\"primary\",\"decisions\":%llu",
-               (unsigned long long)rs.dec_rcvd);
+               (unsigned long long)cx->rep->dec_rcvd);
     ftmw_log("master %d takes over as primary", cx->job.id);
-    rs.took_over = 1; /* once: a primary never steps down and stays */
+    cx->rep->took_over = 1; /* once: a primary never steps down and stays */
     for (int k = 0; k <= cx->job.M; k++)
       send_history(cx, k);
     return;
@@ -276,23 +285,23 @@ static void primary_changed(ftmw_ctx *cx) {
    * on its way there): it gets them, then SYNC, after which it knows all
    * this replica knows, before it decides anything. */
   for (int r = 1; r <= cx->job.W; r++) {
-    if (rs.workers[r].calls > 0 &&
+    if (cx->rep->workers[r].calls > 0 &&
         ftmw_peer_is_up(&cx->st.masters[cx->st.primary]))
       send_master(cx, cx->st.primary, FTMW_FRAME_DONE, r, 0,
-                  rs.workers[r].calls, NULL, 0);
+                  cx->rep->workers[r].calls, NULL, 0);
   }
   for (int r = 1; r <= cx->job.W; r++) {
     send_inbox(cx, cx->st.primary, &cx->st.workers[r]);
     send_verdicts(cx, cx->st.primary, r);
-    if (rs.workers[r].acked_seq > 0 && ftmw_rep_alive(cx, cx->st.primary))
+    if (cx->rep->workers[r].acked_seq > 0 && ftmw_rep_alive(cx, cx->st.primary))
       send_master(cx, cx->st.primary, FTMW_FRAME_ACKED, r, 0,
-                  rs.workers[r].acked_seq, NULL, 0);
+                  cx->rep->workers[r].acked_seq, NULL, 0);
   }
   send_history(cx, cx->st.primary);
   if (ftmw_rep_alive(cx, cx->st.primary))
-    send_decision(
-        cx, cx->st.primary,
-        &(ftmw_decision){.kind = FTMW_DECIDE_SYNC, .number = rs.dec_rcvd});
+    send_decision(cx, cx->st.primary,
+                  &(ftmw_decision){.kind = FTMW_DECIDE_SYNC,
+                                   .number = cx->rep->dec_rcvd});
 }
 
 static int flush_primary_call(ftmw_ctx *cx);
@@ -306,12 +315,12 @@ static int replicated_serve(ftmw_ctx *cx) {
    * came meanwhile (a replica's DONE) may be the change the caller waits
    * for, so it counts as an answer. */
   int n = flush_primary_call(cx);
-  if (cx->st.primary != rs.seen_primary) {
+  if (cx->st.primary != cx->rep->seen_primary) {
     primary_changed(cx);
     n++;
   }
   for (int r = 1; r <= cx->job.W && cx->job.id == cx->st.primary; r++) {
-    ftmw_rep_worker *w = &rs.workers[r];
+    ftmw_rep_worker *w = &cx->rep->workers[r];
     for (int k = 0; k <= cx->job.M; k++) {
       if (w->suspect_by[k] != 0 && !ftmw_rep_alive(cx, k))
         w->suspect_by[k] = 0; /* nobody waits for the answer */
@@ -324,7 +333,7 @@ static int replicated_serve(ftmw_ctx *cx) {
   /* A replica answers a primary that took over behind it, about an
    * exchange it has completed (its own data, if a receive's). */
   for (int r = 1; r <= cx->job.W && cx->job.id != cx->st.primary; r++) {
-    ftmw_rep_worker *w = &rs.workers[r];
+    ftmw_rep_worker *w = &cx->rep->workers[r];
     uint64_t asked = w->suspect_by[cx->st.primary];
     if (asked != 0 && asked <= w->calls) {
       w->suspect_by[cx->st.primary] = 0;
@@ -337,7 +346,7 @@ static int replicated_serve(ftmw_ctx *cx) {
 }
 
 static int replicated_begin(ftmw_ctx *cx, ftmw_peer *p) {
-  const ftmw_rep_worker *w = ftmw_rep_of(p->id);
+  const ftmw_rep_worker *w = ftmw_rep_of(cx, p->id);
   if (cx->job.id != cx->st.primary || w->calls == 0)
     return 0;
   int waited = 0;
@@ -356,12 +365,14 @@ static void replicated_decide(ftmw_ctx *cx, int kind, int rank,
   /* A master that has just taken over resends the old primary's last
    * decision first: a replica that missed it would take a new one for
    * out of order. */
-  if (cx->st.primary != rs.seen_primary)
+  if (cx->st.primary != cx->rep->seen_primary)
     primary_changed(cx);
   flush_primary_call(cx); /* decisions go out in the order they were made */
   fill_gaps(cx);
-  ftmw_decision d = {.kind = kind, .rank = rank, .value = value,
-                     .number = ++rs.dec_taken};
+  ftmw_decision d = {.kind = kind,
+                     .rank = rank,
+                     .value = value,
+                     .number = ++cx->rep->dec_taken};
   for (int k = 0; k <= cx->job.M; k++)
     if (ftmw_rep_alive(cx, k))
       send_decision(cx, k, &d);
@@ -370,23 +381,23 @@ static void replicated_decide(ftmw_ctx *cx, int kind, int rank,
 /* Whether a master that took over has every live replica's SYNC (else
  * a replica may hold a decision of the old primary that it lacks). */
 static int synced(ftmw_ctx *cx) {
-  if (cx->st.primary != rs.seen_primary)
+  if (cx->st.primary != cx->rep->seen_primary)
     primary_changed(cx);
-  for (int k = 0; k <= cx->job.M && rs.took_over; k++)
-    if (ftmw_rep_alive(cx, k) && !rs.synced[k])
+  for (int k = 0; k <= cx->job.M && cx->rep->took_over; k++)
+    if (ftmw_rep_alive(cx, k) && !cx->rep->synced[k])
       return 0;
   return 1;
 }
 
 static int replicated_follow(ftmw_ctx *cx, int kind, int want_rank, int *rank,
                              uint64_t *value) {
-  while (ftmw_q_empty(&rs.decisions)) {
+  while (ftmw_q_empty(&cx->rep->decisions)) {
     if (!ftmw_is_replica(cx) && synced(cx))
       return 0;
     ftmw_wait_locked(cx, -1);
   }
   ftmw_decision *d =
-      FTMW_CONTAINER_OF(ftmw_q_head(&rs.decisions), ftmw_decision, node);
+      FTMW_CONTAINER_OF(ftmw_q_head(&cx->rep->decisions), ftmw_decision, node);
   int alt = FTMW_DECIDE_ALT(kind);
   kind = FTMW_DECIDE_KIND(kind);
   /* A receive from several sources may also report SIGTERM (recv.c). */
@@ -397,14 +408,14 @@ static int replicated_follow(ftmw_ctx *cx, int kind, int want_rank, int *rank,
   ftmw_q_remove(&d->node);
   *rank = d->rank;
   *value = d->value;
-  rs.dec_taken = d->number;
+  cx->rep->dec_taken = d->number;
   kind = d->kind;
   free(d);
   return kind;
 }
 
 static int replicated_end(ftmw_ctx *cx, ftmw_peer *p, int ok, ftmw_msg *m) {
-  ftmw_rep_worker *w = ftmw_rep_of(p->id);
+  ftmw_rep_worker *w = ftmw_rep_of(cx, p->id);
   w->calls++;
   int kept = ftmw_rep_keep_outcome(cx, w, ok, m);
   /* The primary tells a failure at once, before any later decision: a
@@ -420,7 +431,8 @@ static int replicated_end(ftmw_ctx *cx, ftmw_peer *p, int ok, ftmw_msg *m) {
    * keep its outcome until then (one of them may become the primary). So
    * does a master that took over: it may be behind a replica, which keeps
    * what it may still ask until its DONE. */
-  for (int k = 0; k <= cx->job.M && (ftmw_is_replica(cx) || rs.took_over); k++)
+  for (int k = 0; k <= cx->job.M && (ftmw_is_replica(cx) || cx->rep->took_over);
+       k++)
     if (ftmw_rep_alive(cx, k))
       send_master(cx, k, FTMW_FRAME_DONE, p->id, 0, w->calls, NULL, 0);
   /* A primary can now answer SUSPECTs of this exchange; a master that
@@ -444,7 +456,7 @@ static int replicated_end(ftmw_ctx *cx, ftmw_peer *p, int ok, ftmw_msg *m) {
 static int marked(ftmw_ctx *cx) {
   for (int r = 1; r <= cx->job.W; r++)
     if (ftmw_peer_is_up(&cx->st.workers[r]) &&
-        rs.workers[r].marked != (uint64_t)cx->st.workers[r].epoch + 1)
+        cx->rep->workers[r].marked != (uint64_t)cx->st.workers[r].epoch + 1)
       return 0;
   return 1;
 }
@@ -458,10 +470,10 @@ static int marked(ftmw_ctx *cx) {
  * exchange with a success. Asked once every live worker's ACKEDs are in
  * (marked). */
 static int went_past(ftmw_ctx *cx) {
-  if (!ftmw_q_empty(&rs.decisions))
+  if (!ftmw_q_empty(&cx->rep->decisions))
     return 1;
   for (int r = 1; r <= cx->job.W; r++)
-    if (rs.workers[r].acked_seq > rs.workers[r].numbered)
+    if (cx->rep->workers[r].acked_seq > cx->rep->workers[r].numbered)
       return 1;
   return 0;
 }
@@ -472,12 +484,12 @@ void ftmw_rep_before_data(ftmw_ctx *cx) {
   flush_primary_call(cx); /* an ft_is_primary the program acts on */
   fill_gaps(cx);
   for (int k = 0; k <= cx->job.M; k++)
-    while (ftmw_rep_alive(cx, k) && rs.dec_held[k] < rs.dec_taken)
+    while (ftmw_rep_alive(cx, k) && cx->rep->dec_held[k] < cx->rep->dec_taken)
       ftmw_wait_locked(cx, -1);
 }
 
 static int replicated_verdict(ftmw_ctx *cx, ftmw_peer *p, int send) {
-  const ftmw_rep_worker *w = ftmw_rep_of(p->id);
+  const ftmw_rep_worker *w = ftmw_rep_of(cx, p->id);
   uint64_t n = w->calls + 1;
   int asked = -1;
   for (;;) {
@@ -514,7 +526,7 @@ static int replicated_verdict(ftmw_ctx *cx, ftmw_peer *p, int send) {
       if (ahead < 0 && send)
         return went_past(cx);
       if (ahead < 0)
-        return rs.took_over && ftmw_inbox_confirm_locked(cx, p, 0) > 0;
+        return cx->rep->took_over && ftmw_inbox_confirm_locked(cx, p, 0) > 0;
       if (asked != ahead) {
         asked = ahead;
         ftmw_trace("suspect_sent", "\"replica\":%d,\"worker\":%d,"
@@ -604,15 +616,15 @@ int ftmw_rep_send_verdict(ftmw_ctx *cx, ftmw_peer *p) {
 }
 int ftmw_rep_serve(ftmw_ctx *cx) { return impl(cx)->serve(cx); }
 
-void ftmw_rep_unfollow(int kind, int rank, uint64_t value) {
+void ftmw_rep_unfollow(ftmw_ctx *cx, int kind, int rank, uint64_t value) {
   ftmw_decision *d = malloc(sizeof(*d));
   if (d == NULL)
     diverged(kind, 0); /* cannot keep it: cannot follow any more */
   d->kind = kind;
   d->rank = rank;
   d->value = value;
-  d->number = rs.dec_taken--;
-  ftmw_q_insert_head(&rs.decisions, &d->node);
+  d->number = cx->rep->dec_taken--;
+  ftmw_q_insert_head(&cx->rep->decisions, &d->node);
 }
 
 int ftmw_wait_locked(ftmw_ctx *cx, int64_t ms) {
@@ -624,7 +636,7 @@ int ftmw_wait_locked(ftmw_ctx *cx, int64_t ms) {
 }
 
 int ftmw_rep_took_over(ftmw_ctx *cx) {
-  return with_replicas(cx) && rs.took_over;
+  return with_replicas(cx) && cx->rep->took_over;
 }
 
 /* --- ft_is_primary -------------------------------------------------------- */
@@ -632,9 +644,9 @@ int ftmw_rep_took_over(ftmw_ctx *cx) {
 /* Tells the replicas this master's ft_is_primary of 1, if it has not yet.
  * Returns 1 if it did. */
 static int flush_primary_call(ftmw_ctx *cx) {
-  if (!rs.primary_call_pending)
+  if (!cx->rep->primary_call_pending)
     return 0;
-  rs.primary_call_pending = 0;
+  cx->rep->primary_call_pending = 0;
   ftmw_rep_decide(cx, FTMW_DECIDE_PRIMARY, 0, 1);
   return 1;
 }
@@ -649,7 +661,7 @@ int ftmw_rep_primary_call(ftmw_ctx *cx) {
    * past FT_TIMEOUT_MS, and replaced meanwhile, finds its FENCE there and
    * exits instead of writing the output a new primary writes. */
   ftmw_wait_locked(cx, 0);
-  rs.primary_call_pending = 1;
+  cx->rep->primary_call_pending = 1;
   return 1;
 }
 

@@ -31,11 +31,12 @@ typedef struct ftmw_rep_link {
 /* Makes the protocol use l (NULL: the transport, the default). */
 void ftmw_rep_use_link(const ftmw_rep_link *l);
 
-/* Sets up the protocol's state for W workers (before the transport starts:
- * frames may come at once) and routes its frames to it. Returns 0, or -1
- * out of memory. ftmw_rep_free frees what it holds (ft_finalize). */
-int ftmw_rep_init(int W);
-void ftmw_rep_free(int W);
+/* Sets up the protocol's state for W workers, cx->rep (before the
+ * transport starts: frames may come at once), and routes its frames to
+ * it. Returns 0, or -1 out of memory. ftmw_rep_free frees it
+ * (ft_finalize). */
+int ftmw_rep_init(ftmw_ctx *cx, int W);
+void ftmw_rep_free(ftmw_ctx *cx, int W);
 
 /* --- the exchange sequence ---
  * Every exchange of a master with worker p (a send, a receive, a failure
@@ -74,7 +75,7 @@ void ftmw_rep_decide(ftmw_ctx *cx, int kind, int rank, uint64_t value);
 
 /* Puts the decision just followed back (the call returned FT_ERR_TRUNCATE
  * and will be made again). */
-void ftmw_rep_unfollow(int kind, int rank, uint64_t value);
+void ftmw_rep_unfollow(ftmw_ctx *cx, int kind, int rank, uint64_t value);
 
 /* End, after an exchange with p that succeeded (ok; m: the message
  * received, NULL for a send) or reported p's failure (!ok): counts it and

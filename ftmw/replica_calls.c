@@ -8,10 +8,8 @@
 #include "replica.h"
 #include "replica_state.h"
 
-#define rs ftmw_rep
-
 int ftmw_rep_send(ftmw_ctx *cx, ftmw_peer *p, uint64_t seq) {
-  while (ftmw_rep_of(p->id)->acked_seq < seq) {
+  while (ftmw_rep_of(cx, p->id)->acked_seq < seq) {
     if (!ftmw_peer_is_up(p))
       return ftmw_peer_is_failed(p) ? FT_ERR_PEER_FAILED
                                     : FT_ERR_PEER_FINALIZED;
@@ -23,12 +21,12 @@ int ftmw_rep_send(ftmw_ctx *cx, ftmw_peer *p, uint64_t seq) {
 }
 
 void ftmw_rep_number(ftmw_ctx *cx, ftmw_peer *p, uint64_t seq) {
-  if (cx->job.M > 0 && seq > ftmw_rep_of(p->id)->numbered)
-    ftmw_rep_of(p->id)->numbered = seq;
+  if (cx->job.M > 0 && seq > ftmw_rep_of(cx, p->id)->numbered)
+    ftmw_rep_of(cx, p->id)->numbered = seq;
 }
 
 int ftmw_rep_acked(ftmw_ctx *cx, ftmw_peer *p, uint64_t seq) {
-  return cx->job.M > 0 && ftmw_rep_of(p->id)->acked_seq >= seq;
+  return cx->job.M > 0 && ftmw_rep_of(cx, p->id)->acked_seq >= seq;
 }
 
 uint64_t ftmw_rep_restore_value(int code, const ftmw_peer *p) {

@@ -13,20 +13,18 @@
 
 #include <stdlib.h>
 
-#define rs ftmw_rep
-
-int ftmw_rep_queue_decision_locked(const ftmw_decision *d) {
-  if (d->number <= rs.dec_rcvd)
+int ftmw_rep_queue_decision_locked(ftmw_ctx *cx, const ftmw_decision *d) {
+  if (d->number <= cx->rep->dec_rcvd)
     return 1;
-  if (d->number != rs.dec_rcvd + 1)
+  if (d->number != cx->rep->dec_rcvd + 1)
     return -1;
   ftmw_decision *q = malloc(sizeof(*q));
   if (q == NULL)
     return -1;
   *q = *d;
-  rs.dec_rcvd = d->number;
-  rs.history[d->number % FTMW_REP_HISTORY] = *d;
-  ftmw_q_insert_tail(&rs.decisions, &q->node);
+  cx->rep->dec_rcvd = d->number;
+  cx->rep->history[d->number % FTMW_REP_HISTORY] = *d;
+  ftmw_q_insert_tail(&cx->rep->decisions, &q->node);
   return 0;
 }
 
@@ -59,17 +57,17 @@ static int on_decide(ftmw_ctx *cx, ftmw_peer *p, const ftmw_hdr *h,
                                                 yet that it took over) */
     if (d.kind == FTMW_DECIDE_SYNC) {
       rc = from_replica ? 1 : -1;
-      rs.synced[p->id] |= from_replica;
-      if (from_replica && d.number > rs.dec_held[p->id])
-        rs.dec_held[p->id] = d.number; /* what it holds, as DECIDED */
+      cx->rep->synced[p->id] |= from_replica;
+      if (from_replica && d.number > cx->rep->dec_held[p->id])
+        cx->rep->dec_held[p->id] = d.number; /* what it holds, as DECIDED */
     } else {
-      rc = ftmw_rep_queue_decision_locked(&d);
-      if (rc == 0 && from_replica && d.number > rs.learned)
-        rs.learned = d.number; /* another replica may lack it */
+      rc = ftmw_rep_queue_decision_locked(cx, &d);
+      if (rc == 0 && from_replica && d.number > cx->rep->learned)
+        cx->rep->learned = d.number; /* another replica may lack it */
       if (rc < 0 && from_replica)
         rc = 1;
     }
-    held = rs.dec_rcvd;
+    held = cx->rep->dec_rcvd;
     ftmw_loop_wake_locked();
     uv_mutex_unlock(&cx->st.lock);
   }
@@ -156,11 +154,11 @@ static int on_progress(ftmw_ctx *cx, ftmw_peer *p, const ftmw_hdr *h) {
   int ok = cx->job.role == FTMW_ROLE_MASTER &&
            (self || (p->kind == FTMW_ROLE_MASTER && names));
   uv_mutex_lock(&cx->st.lock);
-  ftmw_rep_worker *w = ok ? ftmw_rep_of(self ? p->id : (int)h->tag) : NULL;
+  ftmw_rep_worker *w = ok ? ftmw_rep_of(cx, self ? p->id : (int)h->tag) : NULL;
   switch (ok ? h->type : 0) {
   case FTMW_FRAME_DECIDED: /* from a replica, to the master that decided */
-    if (h->seq > rs.dec_held[p->id])
-      rs.dec_held[p->id] = h->seq;
+    if (h->seq > cx->rep->dec_held[p->id])
+      cx->rep->dec_held[p->id] = h->seq;
     break;
   case FTMW_FRAME_ACKED: /* from a worker, or a replica at a takeover */
     if (h->seq > w->acked_seq)

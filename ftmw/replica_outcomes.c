@@ -8,8 +8,6 @@
 
 #include <stdlib.h>
 
-#define rs ftmw_rep
-
 const ftmw_rep_outcome *ftmw_rep_outcome_of(const ftmw_rep_worker *w,
                                             uint64_t n) {
   if (n > w->calls || n + w->kept <= w->calls)
@@ -52,7 +50,7 @@ int ftmw_rep_keep_outcome(ftmw_ctx *cx, ftmw_rep_worker *w, int ok,
       ftmw_leave(FTMW_LEAVE_NO_MEMORY, 0,
                  "out of memory keeping exchange %llu with worker %d for "
                  "the replicas; leaving the job",
-                 (unsigned long long)n, (int)(w - rs.workers));
+                 (unsigned long long)n, (int)(w - cx->rep->workers));
     }
     for (uint32_t i = 0; i < w->kept; i++)
       ring[i] = w->ring[(w->first + i) % w->cap];

@@ -7,7 +7,9 @@
 #include "peer.h"
 #include "replica_state.h"
 
-ftmw_rep_state ftmw_rep;
+ftmw_rep_worker *ftmw_rep_of(ftmw_ctx *cx, int rank) {
+  return &cx->rep->workers[rank];
+}
 
 int ftmw_rep_alive(ftmw_ctx *cx, int k) {
   return k != cx->job.id && ftmw_peer_is_up(&cx->st.masters[k]);

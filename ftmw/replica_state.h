@@ -1,7 +1,8 @@
 /* The replica protocol's own state (SPEC section 6). replica.c owns it;
  * only replica.c, replica_calls.c, replica_frames.c (the frames that
  * change it), replica_outcomes.c and the unit test (tests/test_replica.c)
- * include this header. Everything here is under st.lock. */
+ * include this header. Everything here is under st.lock. A context's
+ * state is cx->rep (ftmw_impl.h), which ftmw_rep_init allocates. */
 #ifndef FTMW_REPLICA_STATE_H
 #define FTMW_REPLICA_STATE_H
 
@@ -82,12 +83,8 @@ typedef struct ftmw_rep_state {
   int primary_call_pending; /* an ft_is_primary answered 1, not yet told */
 } ftmw_rep_state;
 
-extern __attribute__((visibility("hidden"))) ftmw_rep_state ftmw_rep;
-
 /* The exchanges with worker rank. */
-static inline ftmw_rep_worker *ftmw_rep_of(int rank) {
-  return &ftmw_rep.workers[rank];
-}
+ftmw_rep_worker *ftmw_rep_of(ftmw_ctx *cx, int rank);
 
 /* Whether master k is another master than this one, and live (the
  * masters that replicate with this one: replica_state.c). */
@@ -119,6 +116,6 @@ int ftmw_rep_on_frame(ftmw_ctx *cx, struct ftmw_peer *p,
 /* Replica: DECIDE d arrived (st.lock held). Returns 0 (queued), 1 (a
  * decision it has: a new primary's resend), or -1 if its number does not
  * follow the last one (protocol error) or memory ran out. */
-int ftmw_rep_queue_decision_locked(const ftmw_decision *d);
+int ftmw_rep_queue_decision_locked(ftmw_ctx *cx, const ftmw_decision *d);
 
 #endif

@@ -370,7 +370,7 @@ static void start_as(int role, int id) {
     if (role != FTMW_ROLE_MASTER || k != id) /* its own slot never lives */
       join(&cx->st.masters[k]);
   cx->st.initialized = 1;
-  cr_assert_eq(ftmw_rep_init(NW), 0);
+  cr_assert_eq(ftmw_rep_init(cx, NW), 0);
   cr_assert_eq(ftmw_app_init(NW), 0);
   ftmw_rep_use_link(&fake);
 }
@@ -378,7 +378,9 @@ static void start_as(int role, int id) {
 static void start(int id) { start_as(FTMW_ROLE_MASTER, id); }
 
 /* What the protocol keeps of this master's exchanges with worker p. */
-static ftmw_rep_worker *rw(const ftmw_peer *p) { return ftmw_rep_of(p->id); }
+static ftmw_rep_worker *rw(const ftmw_peer *p) {
+  return ftmw_rep_of(cx, p->id);
+}
 
 /* The outcome of exchange n with worker p as this master keeps it, or
  * NULL. */
@@ -400,7 +402,7 @@ static void stop(void) {
   }
   for (int k = 0; k <= cx->job.M; k++)
     ftmw_match_drop(&cx->st.masters[k]);
-  ftmw_rep_free(cx->job.W);
+  ftmw_rep_free(cx, cx->job.W);
   ftmw_app_free();
   free(cx->st.workers);
   free(cx->st.masters);
@@ -454,7 +456,7 @@ Test(replica, primary_decides_in_priority_order) {
   decided(&sent[3], &rank, &value);
   cr_assert_eq(rank, 1);
   cr_assert_eq(value, 1);
-  cr_assert_eq(ftmw_rep.dec_taken, 2);
+  cr_assert_eq(cx->rep->dec_taken, 2);
 }
 
 /* A replica does not decide: ftmw_rep_decide sends nothing there. */
@@ -479,26 +481,26 @@ Test(replica, replica_follows_decisions) {
   start(1);
   ftmw_decision d = {.kind = FTMW_DECIDE_RECV, .rank = 2, .value = 7,
                      .number = 1};
-  cr_assert_eq(ftmw_rep_queue_decision_locked(&d), 0);
+  cr_assert_eq(ftmw_rep_queue_decision_locked(cx, &d), 0);
   int rank = -1;
   uint64_t value = 0;
   cr_assert_eq(ftmw_rep_follow(cx, FTMW_DECIDE_RECV, -1, &rank, &value),
                FTMW_DECIDE_RECV);
   cr_assert_eq(rank, 2);
   cr_assert_eq(value, 7);
-  cr_assert_eq(ftmw_rep.dec_taken, 1);
+  cr_assert_eq(cx->rep->dec_taken, 1);
   SCRIPT(decide(0, FTMW_DECIDE_TEST, 1, 1, 2));
   cr_assert_eq(ftmw_rep_follow(cx, FTMW_DECIDE_TEST, 1, &rank, &value),
                FTMW_DECIDE_TEST);
   script_played();
   cr_assert_eq(rank, 1);
   cr_assert_eq(value, 1);
-  cr_assert_eq(ftmw_rep.dec_taken, 2);
-  cr_assert(ftmw_q_empty(&ftmw_rep.decisions));
+  cr_assert_eq(cx->rep->dec_taken, 2);
+  cr_assert(ftmw_q_empty(&cx->rep->decisions));
   /* A call of two possible kinds learns which one was decided. */
   ftmw_decision p = {.kind = FTMW_DECIDE_PROBED, .rank = 3, .value = 0,
                      .number = 3};
-  cr_assert_eq(ftmw_rep_queue_decision_locked(&p), 0);
+  cr_assert_eq(ftmw_rep_queue_decision_locked(cx, &p), 0);
   cr_assert_eq(
       ftmw_rep_follow(cx, FTMW_DECIDE_OR(FTMW_DECIDE_PROBE, FTMW_DECIDE_PROBED),
                       3, &rank, &value),
@@ -584,7 +586,7 @@ Test(replica, decision_round_trip) {
   ftmw_decision d = {.kind = sent[0].tag, .rank = rank, .value = value,
                      .number = sent[0].seq};
   cx->job.id = 1; /* the same frame, now in replica 1 */
-  cr_assert_eq(ftmw_rep_queue_decision_locked(&d), 0);
+  cr_assert_eq(ftmw_rep_queue_decision_locked(cx, &d), 0);
   cr_assert_eq(ftmw_rep_follow(cx, FTMW_DECIDE_RESTORE, 2, &rank, &value),
                FTMW_DECIDE_RESTORE);
   cr_assert_eq(rank, 2);
@@ -597,17 +599,20 @@ Test(replica, decision_out_of_order_refused_resend_duplicate) {
   start(1);
   ftmw_decision d = {.kind = FTMW_DECIDE_RECV, .rank = 1, .value = 4};
   d.number = 1;
-  cr_assert_eq(ftmw_rep_queue_decision_locked(&d), 0);
+  cr_assert_eq(ftmw_rep_queue_decision_locked(cx, &d), 0);
   d.number = 3;
-  cr_assert_eq(ftmw_rep_queue_decision_locked(&d), -1, "a gap (#3 after #1)");
+  cr_assert_eq(ftmw_rep_queue_decision_locked(cx, &d), -1,
+               "a gap (#3 after #1)");
   d.number = 2;
-  cr_assert_eq(ftmw_rep_queue_decision_locked(&d), 0);
-  cr_assert_eq(ftmw_rep_queue_decision_locked(&d), 1, "#2 again: a duplicate");
+  cr_assert_eq(ftmw_rep_queue_decision_locked(cx, &d), 0);
+  cr_assert_eq(ftmw_rep_queue_decision_locked(cx, &d), 1,
+               "#2 again: a duplicate");
   d.number = 1;
-  cr_assert_eq(ftmw_rep_queue_decision_locked(&d), 1, "#1 again: a duplicate");
-  cr_assert_eq(queued(&ftmw_rep.decisions), 2);
-  cr_assert_eq(ftmw_rep.dec_rcvd, 2);
-  cr_assert_eq(ftmw_rep.history[2 % FTMW_REP_HISTORY].number, 2);
+  cr_assert_eq(ftmw_rep_queue_decision_locked(cx, &d), 1,
+               "#1 again: a duplicate");
+  cr_assert_eq(queued(&cx->rep->decisions), 2);
+  cr_assert_eq(cx->rep->dec_rcvd, 2);
+  cr_assert_eq(cx->rep->history[2 % FTMW_REP_HISTORY].number, 2);
 }
 
 /* A followed decision put back (FT_ERR_TRUNCATE) is followed again first. */
@@ -620,13 +625,13 @@ Test(replica, unfollowed_decision_followed_again) {
   cr_assert_eq(ftmw_rep_follow(cx, FTMW_DECIDE_RECV, -1, &rank, &value),
                FTMW_DECIDE_RECV);
   cr_assert_eq(rank, 1);
-  ftmw_rep_unfollow(FTMW_DECIDE_RECV, rank, value);
-  cr_assert_eq(ftmw_rep.dec_taken, 0);
+  ftmw_rep_unfollow(cx, FTMW_DECIDE_RECV, rank, value);
+  cr_assert_eq(cx->rep->dec_taken, 0);
   cr_assert_eq(ftmw_rep_follow(cx, FTMW_DECIDE_RECV, -1, &rank, &value),
                FTMW_DECIDE_RECV);
   cr_assert_eq(rank, 1);
   cr_assert_eq(value, 5);
-  cr_assert_eq(ftmw_rep.dec_taken, 1);
+  cr_assert_eq(cx->rep->dec_taken, 1);
   cr_assert_eq(ftmw_rep_follow(cx, FTMW_DECIDE_RECV, -1, &rank, &value),
                FTMW_DECIDE_RECV);
   cr_assert_eq(rank, 2);
@@ -668,7 +673,7 @@ Test(replica, receive_follows_sigterm_decision) {
   cx->job.id = 1; /* the frame, read back in replica 1 */
   ftmw_decision d = {.kind = sent[0].tag, .rank = rank, .value = value,
                      .number = sent[0].seq};
-  cr_assert_eq(ftmw_rep_queue_decision_locked(&d), 0);
+  cr_assert_eq(ftmw_rep_queue_decision_locked(cx, &d), 0);
   cr_assert_eq(
       ftmw_rep_follow(cx, FTMW_DECIDE_OR(FTMW_DECIDE_RECV, FTMW_DECIDE_TIMEOUT),
                       -1, &rank, &value),
@@ -1360,7 +1365,7 @@ Test(replica, primary_send_case1_replica_sends_itself) {
   cr_assert_eq(cx->st.primary, 1);
   cr_assert_eq(ftmw_rep_begin(cx, p), 0);
   ftmw_rep_end(cx, p, 1, NULL);
-  cr_assert_eq(ftmw_rep.seen_primary, 1, "the takeover happened");
+  cr_assert_eq(cx->rep->seen_primary, 1, "the takeover happened");
   cr_assert_eq(nsent, 0, "sent: %s", frames());
 }
 
@@ -1514,7 +1519,7 @@ Test(replica, is_primary_replica_follows) {
   cr_assert_eq(ftmw_rep_primary_call(cx), 0);
   script_played();
   cr_assert_eq(nsent, 0, "sent: %s", frames());
-  cr_assert(ftmw_q_empty(&ftmw_rep.decisions));
+  cr_assert(ftmw_q_empty(&cx->rep->decisions));
 }
 
 /* The primary died before telling: the replica that takes over answers 1
@@ -1560,13 +1565,13 @@ Test(replica, new_primary_resends_last_decision_before_deciding) {
   ftmw_rep_serve(cx); /* the resend, at the latest */
   /* What replica 2, which had decision 1 only, makes of what it got: */
   const char *got = frames();
-  ftmw_rep.dec_rcvd = 1;
+  cx->rep->dec_rcvd = 1;
   for (int i = 0; i < nsent; i++) {
     if (sent[i].k != 2 || sent[i].type != FTMW_FRAME_DECIDE)
       continue;
     ftmw_decision d = {.kind = sent[i].tag, .number = sent[i].seq};
     decided(&sent[i], &d.rank, &d.value);
-    cr_expect_geq(ftmw_rep_queue_decision_locked(&d), 0,
+    cr_expect_geq(ftmw_rep_queue_decision_locked(cx, &d), 0,
                   "replica 2 (with decision #1) refuses DECIDE #%llu as out "
                   "of order; the new primary sent it: %s",
                   (unsigned long long)d.number, got);
@@ -1593,7 +1598,7 @@ Test(replica, failed_restore_drops_what_the_worker_left) {
   ftmw_peer_failed_locked(cx, p, 1, "closed"); /* and the primary's DOWN */
   ftmw_decision d = {.kind = FTMW_DECIDE_RESTORE, .rank = 2, .number = 1,
                      .value = ftmw_rep_restore_value(FT_ERR_NO_HOST, p)};
-  cr_assert_eq(ftmw_rep_queue_decision_locked(&d), 0);
+  cr_assert_eq(ftmw_rep_queue_decision_locked(cx, &d), 0);
   uv_mutex_unlock(&cx->st.lock);
   cr_assert_eq(ft_restore(2), 0);
   cr_assert_eq(ft_error(), FT_ERR_NO_HOST);
