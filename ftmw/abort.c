@@ -9,9 +9,6 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-static int abort_code; /* the loop's owner: the status, once st.aborting */
-static uint64_t abort_until;
-
 /* Calls fn on every peer slot of this process: masters, workers, spares. */
 static void each_peer(ftmw_ctx *cx, void (*fn)(ftmw_peer *p, int *arg),
                       int *arg) {
@@ -36,7 +33,7 @@ static void count_waited(ftmw_peer *p, int *n) {
 void ftmw_abort_start(ftmw_ctx *cx, int code, const ftmw_peer *from) {
   if (__atomic_load_n(&cx->st.aborting, __ATOMIC_RELAXED))
     return;
-  abort_code = code;
+  cx->abort_code = code;
   __atomic_store_n(&cx->st.aborting, 1, __ATOMIC_RELAXED);
   if (from)
     ftmw_log("%s %d ended the job (ft_abort(%d)); %s %d exits",
@@ -45,7 +42,7 @@ void ftmw_abort_start(ftmw_ctx *cx, int code, const ftmw_peer *from) {
   ftmw_trace("abort", "\"code\":%d,\"from\":%d", code,
              from ? (int)from->pid_wire : -1);
   each_peer(cx, tell, &code);
-  abort_until = ftmw_now_ms() + FTMW_ABORT_WAIT_MS;
+  cx->abort_until = ftmw_now_ms() + FTMW_ABORT_WAIT_MS;
   ftmw_abort_poll(cx);
 }
 
@@ -54,11 +51,11 @@ void ftmw_abort_poll(ftmw_ctx *cx) {
     return;
   int waited = 0;
   each_peer(cx, count_waited, &waited);
-  if (waited > 0 && ftmw_now_ms() < abort_until)
+  if (waited > 0 && ftmw_now_ms() < cx->abort_until)
     return;
   if (waited > 0)
-    ftmw_leave(FTMW_LEAVE_JOB_ENDED, abort_code,
+    ftmw_leave(FTMW_LEAVE_JOB_ENDED, cx->abort_code,
                "the job is ended; %d process(es) did not close within %d ms",
                waited, FTMW_ABORT_WAIT_MS);
-  ftmw_leave(FTMW_LEAVE_JOB_ENDED, abort_code, "the job is ended");
+  ftmw_leave(FTMW_LEAVE_JOB_ENDED, cx->abort_code, "the job is ended");
 }

@@ -33,13 +33,14 @@ int ft_init(int *argc, char ***argv, int *rank, int *workers) {
   uv_mutex_init(&cx->st.lock);
   ftmw_q_init(&cx->st.submit);
   ftmw_q_init(&cx->st.arrivals);
+  ftmw_q_init(&cx->to_masters);
   int rc = ftmw_launch_init(cx, argc, argv);
   if (rc < 0) {
     ftmw_fail(FT_ERR_ENV);
     ftmw_init_failed();
     return -1;
   }
-  if (ftmw_app_init(cx->job.W) != 0) {
+  if (ftmw_app_init(cx, cx->job.W) != 0) {
     ftmw_log("out of memory for %d workers' state", cx->job.W);
     ftmw_fail(FT_ERR_NOMEM);
     ftmw_init_failed();
@@ -71,7 +72,7 @@ static void broadcast_locked(ftmw_ctx *cx, ftmw_peer *v, int from, int to,
   }
   for (int i = 0; i < n; i++)
     if (ops[i].kind)
-      ftmw_op_wait_locked(&ops[i]);
+      ftmw_op_wait_locked(cx, &ops[i]);
   free(ops);
 }
 
@@ -93,7 +94,7 @@ static void free_all(ftmw_ctx *cx) {
     ftmw_match_drop(&cx->st.masters[k]);
   uv_mutex_unlock(&cx->st.lock);
   ftmw_isend_free_all(cx);
-  ftmw_app_free();
+  ftmw_app_free(cx);
   free(cx->st.workers);
   free(cx->st.masters);
   free(cx->st.spares);
@@ -244,8 +245,8 @@ int ft_testany(void) {
 }
 
 /* What the application posted for p's old incarnation is gone with it. */
-static void forget_posted(ftmw_peer *p) {
-  ftmw_app_peer *a = ftmw_app_of(p);
+static void forget_posted(ftmw_ctx *cx, ftmw_peer *p) {
+  ftmw_app_peer *a = ftmw_app_of(cx, p);
   a->posts.n = 0;
   a->log.posted = NULL; /* ms_restore posts it again if it replays it */
 }
@@ -265,9 +266,9 @@ int ft_restore(int rank) {
     uint32_t e;
     int rc = ftmw_rep_follow_restore(cx, p, v, &e);
     if (rc != FT_ERR_NOT_FAILED)
-      forget_posted(p);
+      forget_posted(cx, p);
     if (rc == FT_SUCCESS)
-      ftmw_app_of(p)->app_epoch = e;
+      ftmw_app_of(cx, p)->app_epoch = e;
     uv_mutex_unlock(&cx->st.lock);
     if (rc != FT_SUCCESS)
       return ftmw_fail(rc);
@@ -277,8 +278,7 @@ int ft_restore(int rank) {
   ftmw_rep_begin(cx, p); /* every replica is done with the old incarnation */
   /* Restored by an old primary that died before it could tell: the
    * replicas adopted the new incarnation, and so did this master. */
-  int adopted =
-      ftmw_peer_is_up(p) && p->epoch != ftmw_app_of(p)->app_epoch;
+  int adopted = ftmw_peer_is_up(p) && p->epoch != ftmw_app_of(cx, p)->app_epoch;
   int failed = ftmw_peer_is_failed(p);
   int dropped = failed ? ftmw_match_drop(p) : 0;
   p->unreported = 0;
@@ -288,14 +288,14 @@ int ft_restore(int rank) {
   uv_mutex_unlock(&cx->st.lock);
   if (!failed && !adopted)
     return ftmw_fail(FT_ERR_NOT_FAILED);
-  forget_posted(p);
+  forget_posted(cx, p);
   uint64_t t0 = uv_hrtime();
   ftmw_trace("restore_started", "\"peer\":%d,\"dropped\":%d", rank, dropped);
   int rc = adopted ? FT_SUCCESS : ftmw_launch_restore(cx, p);
   double ms = (uv_hrtime() - t0) / 1e6;
   uv_mutex_lock(&cx->st.lock);
   if (rc == FT_SUCCESS)
-    ftmw_app_of(p)->app_epoch = p->epoch;
+    ftmw_app_of(cx, p)->app_epoch = p->epoch;
   else /* told now: a new incarnation that never joined is not reported
           again (ftmw-sim seed 1072: a spare cut off by a partition) */
     p->unreported = 0;

@@ -7,32 +7,31 @@
 #include <stdlib.h>
 #include <string.h>
 
-static ftmw_app_peer *app; /* [0..app_n - 1] */
-static int app_n;
-
-int ftmw_app_init(int W) {
-  app = calloc((size_t)W + 1, sizeof(*app));
-  if (app == NULL)
+int ftmw_app_init(ftmw_ctx *cx, int W) {
+  cx->app = calloc((size_t)W + 1, sizeof(*cx->app));
+  if (cx->app == NULL)
     return -1;
-  app_n = W + 1;
-  for (int r = 0; r < app_n; r++) {
-    ftmw_mslog_init(&app[r].log);
-    ftmw_q_init(&app[r].isends);
+  cx->app_n = W + 1;
+  for (int r = 0; r < cx->app_n; r++) {
+    ftmw_mslog_init(&cx->app[r].log);
+    ftmw_q_init(&cx->app[r].isends);
   }
   return 0;
 }
 
-void ftmw_app_free(void) {
-  for (int r = 0; r < app_n; r++) {
-    ftmw_mslog_clear(&app[r].log);
-    free(app[r].posts.v);
+void ftmw_app_free(ftmw_ctx *cx) {
+  for (int r = 0; r < cx->app_n; r++) {
+    ftmw_mslog_clear(&cx->app[r].log);
+    free(cx->app[r].posts.v);
   }
-  free(app);
-  app = NULL;
-  app_n = 0;
+  free(cx->app);
+  cx->app = NULL;
+  cx->app_n = 0;
 }
 
-ftmw_app_peer *ftmw_app_of(const ftmw_peer *p) { return &app[p->id]; }
+ftmw_app_peer *ftmw_app_of(ftmw_ctx *cx, const ftmw_peer *p) {
+  return &cx->app[p->id];
+}
 
 int ftmw_is_master(ftmw_ctx *cx) { return cx->job.role == FTMW_ROLE_MASTER; }
 
@@ -68,7 +67,7 @@ int ftmw_source_peer(ftmw_ctx *cx, int source, ftmw_peer **p) {
 static const char *unheeded(ftmw_ctx *cx, const ftmw_peer *p) {
   if (!ftmw_is_master(cx) || p->kind != FTMW_ROLE_WORKER)
     return NULL;
-  const ftmw_app_peer *a = ftmw_app_of(p);
+  const ftmw_app_peer *a = ftmw_app_of(cx, p);
   if (a->told_by == NULL || cx->job.cfg.errors_return) /* every send asks */
     return NULL;
   /* Only the primary judges, and only what it was told as the primary: a
@@ -100,7 +99,7 @@ static void stop_ignored(ftmw_ctx *cx, const ftmw_peer *p, const char *call,
 
 void ftmw_check_heeded(ftmw_ctx *cx, const ftmw_peer *p, const char *call) {
   const char *told = unheeded(cx, p);
-  if (told && ftmw_app_of(p)->told_how == FTMW_TOLD_ANY)
+  if (told && ftmw_app_of(cx, p)->told_how == FTMW_TOLD_ANY)
     stop_ignored(cx, p, call, told);
 }
 
@@ -109,20 +108,20 @@ void ftmw_check_all_heeded(ftmw_ctx *cx) {
     return;
   for (int r = 1; r <= cx->job.W; r++) {
     const char *told = unheeded(cx, &cx->st.workers[r]);
-    if (told && ftmw_app_of(&cx->st.workers[r])->told_how)
+    if (told && ftmw_app_of(cx, &cx->st.workers[r])->told_how)
       stop_ignored(cx, &cx->st.workers[r], "ft_finalize", told);
   }
 }
 
-void ftmw_told_by_recv(const ftmw_peer *p, int any) {
-  ftmw_app_peer *a = ftmw_app_of(p);
+void ftmw_told_by_recv(ftmw_ctx *cx, const ftmw_peer *p, int any) {
+  ftmw_app_peer *a = ftmw_app_of(cx, p);
   if (any || a->told_how == 0)
     a->told_how = any ? FTMW_TOLD_ANY : FTMW_TOLD_RECV;
 }
 
 void ftmw_heeded(ftmw_ctx *cx, const ftmw_peer *p) {
   if (ftmw_is_master(cx) && p->kind == FTMW_ROLE_WORKER) {
-    ftmw_app_peer *a = ftmw_app_of(p);
+    ftmw_app_peer *a = ftmw_app_of(cx, p);
     a->told_by = NULL;
     a->told_how = 0;
   }
@@ -196,10 +195,10 @@ int ftmw_report_failure_locked(ftmw_ctx *cx, ftmw_peer *p, const char *call) {
    * reported (ftmw-sim seed 11875: a master that took over followed the
    * old primary's report and restore, and its FT_ANY_SOURCE receive
    * then waited for ever for the worker it had fenced). */
-  if (!app_worker || p->epoch == ftmw_app_of(p)->app_epoch)
+  if (!app_worker || p->epoch == ftmw_app_of(cx, p)->app_epoch)
     p->unreported = 0;
   if (app_worker) {
-    ftmw_app_peer *a = ftmw_app_of(p);
+    ftmw_app_peer *a = ftmw_app_of(cx, p);
     if (a->told_by == NULL) /* a receive says so after it (recv.c) */
       a->told_how = 0;
     a->told_by = call;
@@ -238,7 +237,7 @@ int ftmw_peer_gone_locked(ftmw_ctx *cx, ftmw_peer *p, const char *call) {
  * incarnation the primary's next ft_restore made, so that the calls that
  * follow agree. */
 void ftmw_await_gone_locked(ftmw_ctx *cx, ftmw_peer *p) {
-  uint32_t given = ftmw_app_of(p)->app_epoch;
+  uint32_t given = ftmw_app_of(cx, p)->app_epoch;
   while (ftmw_peer_is_up(p) && !p->fin && p->epoch == given)
     ftmw_wait_locked(cx, -1);
 }
@@ -255,9 +254,8 @@ int ftmw_decided_gone_locked(ftmw_ctx *cx, ftmw_peer *p, const char *call) {
  * receives is traced (application thread only). */
 void ftmw_trace_data(ftmw_ctx *cx, const char *event, int peer, int tag,
                      size_t bytes) {
-  static unsigned long count;
   if (cx->job.cfg.trace_data > 0 && ftmw_trace_enabled() &&
-      ++count % (unsigned long)cx->job.cfg.trace_data == 0)
+      ++cx->trace_data_count % (unsigned long)cx->job.cfg.trace_data == 0)
     ftmw_trace(event, "\"peer\":%d,\"tag\":%d,\"bytes\":%zu", peer, tag,
                bytes);
 }

@@ -40,11 +40,11 @@ typedef struct ftmw_app_peer {
 
 /* Sets up (ft_init, once W is known) and frees (ft_finalize) the state of
  * workers 0..W. ftmw_app_init returns 0, or -1 out of memory. */
-int ftmw_app_init(int W);
-void ftmw_app_free(void);
+int ftmw_app_init(ftmw_ctx *cx, int W);
+void ftmw_app_free(ftmw_ctx *cx);
 
 /* What the calls keep of worker p. */
-ftmw_app_peer *ftmw_app_of(const ftmw_peer *p);
+ftmw_app_peer *ftmw_app_of(ftmw_ctx *cx, const ftmw_peer *p);
 
 /* This process is a master. */
 int ftmw_is_master(ftmw_ctx *cx);
@@ -78,7 +78,7 @@ void ftmw_check_heeded(ftmw_ctx *cx, const ftmw_peer *p, const char *call);
 void ftmw_check_all_heeded(ftmw_ctx *cx);
 
 /* A receive (any: from FT_ANY_SOURCE) told the program of p's failure. */
-void ftmw_told_by_recv(const ftmw_peer *p, int any);
+void ftmw_told_by_recv(ftmw_ctx *cx, const ftmw_peer *p, int any);
 
 /* Ends the whole job with status code (ft_abort's end, abort.h): every
  * process it reaches exits with it. Does not return. */

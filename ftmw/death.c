@@ -28,8 +28,7 @@ int ftmw_death_name_static(ftmw_ctx *cx, int kind, int id, uint32_t epoch,
 
 void ftmw_death_name_spawn(ftmw_ctx *cx, int kind, int id, uint32_t epoch,
                            char *name, size_t len) {
-  static unsigned spawns; /* atomic: spawns run on more than one thread */
-  unsigned k = __atomic_add_fetch(&spawns, 1, __ATOMIC_RELAXED);
+  unsigned k = __atomic_add_fetch(&cx->spawn_names, 1, __ATOMIC_RELAXED);
   snprintf(name, len, "%s.%d.%u.m%d.%u", ftmw_role_name(kind), id, epoch,
            cx->job.id, k);
 }

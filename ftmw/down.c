@@ -44,7 +44,7 @@ void ftmw_peer_down(ftmw_ctx *cx, ftmw_peer *p, int done, const char *why) {
               cx->job.role == FTMW_ROLE_MASTER;
   if (live) {
     if (done)
-      ftmw_peer_set_locked(p, FTMW_PEER_FINISHED, why);
+      ftmw_peer_set_locked(cx, p, FTMW_PEER_FINISHED, why);
     else if (fence)
       ftmw_peer_fenced_locked(cx, p, why);
     else
@@ -65,7 +65,7 @@ void ftmw_peer_down(ftmw_ctx *cx, ftmw_peer *p, int done, const char *why) {
       cx->job.role == FTMW_ROLE_WORKER || cx->job.role == FTMW_ROLE_SPARE
           ? ftmw_all_masters_gone_locked(cx)
           : 0;
-  ftmw_loop_wake_locked();
+  ftmw_loop_wake_locked(&cx->loop);
   uv_mutex_unlock(&cx->st.lock);
   ftmw_inbox_drop_held(p);
   if (c) {

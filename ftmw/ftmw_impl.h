@@ -74,6 +74,27 @@ struct ftmw_ctx {
   struct ftmw_job job;        /* job.h */
   struct ftmw_rep_state *rep; /* the replica protocol's (replica_state.h):
                                  from ftmw_rep_init to ftmw_rep_free */
+  const struct ftmw_rep_link *rep_link; /* what it sends through (NULL:
+                                           the transport; replica.h) */
+
+  /* What one module keeps for itself (no other module touches it): */
+  ftmw_loop loop; /* loop.c: the loop and who runs it */
+  ftmw_link link; /* transport.c: the connections (the loop's owner) */
+  int (*routes[FTMW_FRAME_TYPE_MAX])(struct ftmw_ctx *cx, ftmw_peer *p,
+                                     const ftmw_hdr *h, void *payload);
+  /* transport.c: ftmw_transport_route's */
+  struct ftmw_app_peer *app; /* calls.c: [0..app_n - 1], the API's state
+                                of each worker (application thread) */
+  int app_n;
+  ftmw_qnode to_masters;  /* isend.c: a worker's requests (app. thread) */
+  int64_t clock_offset;   /* timed.c: the primary's clock, decided */
+  unsigned long failures; /* peer.c: peers FAILED or FENCED, ever (atomic:
+                             written under st.lock, read without it) */
+  int abort_code;         /* abort.c: the status, once st.aborting */
+  uint64_t abort_until;   /* abort.c: the loop's owner */
+  unsigned long trace_data_count; /* calls.c: data messages (app. thread) */
+  unsigned spawn_names; /* death.c: notice names given (atomic: spawns run
+                           on more than one thread) */
 };
 
 extern FTMW_HIDDEN ftmw_ctx ftmw_default_ctx;

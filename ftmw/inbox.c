@@ -49,7 +49,7 @@ static int push_locked(ftmw_ctx *cx, ftmw_peer *p, ftmw_msg *m) {
     }
   }
   ftmw_match_push(&cx->st.arrivals, from_master ? &cx->st.masters[0] : p, m);
-  ftmw_loop_wake_locked();
+  ftmw_loop_wake_locked(&cx->loop);
   return 1;
 }
 

@@ -34,10 +34,9 @@ struct ft_request {
 };
 
 /* A worker's sends all go to the primary, whichever master that is. */
-static ftmw_qnode to_masters = {&to_masters, &to_masters};
 
 static ftmw_qnode *queue_of(ftmw_ctx *cx, ftmw_peer *p) {
-  return ftmw_is_master(cx) ? &ftmw_app_of(p)->isends : &to_masters;
+  return ftmw_is_master(cx) ? &ftmw_app_of(cx, p)->isends : &cx->to_masters;
 }
 
 static FT_Request req_of(ftmw_qnode *n) {
@@ -155,7 +154,7 @@ static int submit_locked(ftmw_ctx *cx, const char *call, FT_Request r,
       return rc;
   }
   if (seq == 0 && ftmw_is_master(cx))
-    ftmw_rep_number(cx, p, seq = ++ftmw_app_of(p)->next_seq);
+    ftmw_rep_number(cx, p, seq = ++ftmw_app_of(cx, p)->next_seq);
   else if (seq == 0)
     seq = ++cx->st.tx_seq;
   r->peer = p;
@@ -173,9 +172,9 @@ static int submit_locked(ftmw_ctx *cx, const char *call, FT_Request r,
    * the call has sent it; ft_isend's goes in a batch if more come at
    * once. */
   if (flags & FTMW_FLAG_EAGER)
-    ftmw_loop_flush_locked();
+    ftmw_loop_flush_locked(&cx->loop);
   else
-    ftmw_loop_flush_soon_locked();
+    ftmw_loop_flush_soon_locked(&cx->loop);
   return FT_SUCCESS;
 }
 
@@ -398,6 +397,6 @@ static void free_queue(ftmw_qnode *q) {
 
 void ftmw_isend_free_all(ftmw_ctx *cx) {
   for (int r = 1; r <= cx->job.W && ftmw_is_master(cx); r++)
-    free_queue(&ftmw_app_of(&cx->st.workers[r])->isends);
-  free_queue(&to_masters);
+    free_queue(&ftmw_app_of(cx, &cx->st.workers[r])->isends);
+  free_queue(&cx->to_masters);
 }

@@ -13,6 +13,14 @@
 #include "identity.h" /* ftmw_self_pid, ftmw_role_name */
 #include "wire.h" /* FTMW_SECRET_SIZE, FTMW_HOST_MAX */
 
+/* A master's listening address, and where it runs (what its WELCOME will
+ * say), as MPI carries it at launch. */
+typedef struct {
+  char ip[48];
+  int32_t port;
+  ftmw_place at;
+} ftmw_addr;
+
 enum ftmw_mode { FTMW_MODE_SPAWN = 1, FTMW_MODE_STATIC };
 
 struct ftmw_job {
@@ -26,6 +34,8 @@ struct ftmw_job {
   ftmw_hosts hosts;
   uint8_t secret[FTMW_SECRET_SIZE];
   char host[FTMW_HOST_MAX]; /* this process's host name */
+  ftmw_place place; /* where it runs (join.c, as the transport starts) */
+  ftmw_addr masters_at[FTMW_MAX_MASTERS]; /* the masters' (setup.c) */
 };
 
 /* The process id on the wire (FTMW_PID_*) of the process job describes

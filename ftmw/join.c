@@ -12,12 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Where this process runs, read at ftmw_join_start (ftmw_job.host set). */
-static ftmw_place my_place;
-/* The transport's link, told who this process is. */
-static ftmw_link *link_of_self;
-
-const ftmw_place *ftmw_self_place(void) { return &my_place; }
+const ftmw_place *ftmw_self_place(ftmw_ctx *cx) { return &cx->job.place; }
 
 /* Tells the link who this process is, now (at start, and when a spare
  * becomes a worker). */
@@ -25,20 +20,19 @@ static void link_self(ftmw_ctx *cx) {
   ftmw_hello self = {.role = (uint32_t)cx->job.role,
                      .id = (uint32_t)cx->job.id,
                      .epoch = cx->job.epoch,
-                     .at = my_place};
-  ftmw_link_set_self(link_of_self, &self, ftmw_job_pid(&cx->job));
+                     .at = cx->job.place};
+  ftmw_link_set_self(&cx->link, &self, ftmw_job_pid(&cx->job));
 }
 
-void ftmw_join_start(ftmw_ctx *cx, ftmw_link *link) {
-  ftmw_proc_self(&my_place, cx->job.host);
-  link_of_self = link;
+void ftmw_join_start(ftmw_ctx *cx) {
+  ftmw_proc_self(&cx->job.place, cx->job.host);
   link_self(cx);
 }
 
 /* Accepts the HELLO on c, telling the peer where this process runs. */
-static void send_welcome(ftmw_conn *c) {
+static void send_welcome(ftmw_ctx *cx, ftmw_conn *c) {
   uint8_t payload[FTMW_WELCOME_SIZE];
-  ftmw_wire_encode_welcome(payload, &my_place);
+  ftmw_wire_encode_welcome(payload, &cx->job.place);
   ftmw_link_send(c, FTMW_FRAME_WELCOME, 0, 0, 0, payload, sizeof(payload));
 }
 
@@ -57,18 +51,18 @@ static void adopt(ftmw_ctx *cx, ftmw_conn *c, ftmw_peer *w, uint32_t e,
   ftmw_link_bind(c, w, w->pid_wire, &w->at);
   w->conn = c;
   if (welcome)
-    send_welcome(c);
+    send_welcome(cx, c);
   uv_mutex_lock(&cx->st.lock);
   int begun = e == w->epoch; /* ft_restore dropped what was queued */
   int dropped = begun ? 0 : ftmw_match_drop(w);
   if (begun)
-    ftmw_peer_set_locked(w, FTMW_PEER_ALIVE, "activated");
+    ftmw_peer_set_locked(cx, w, FTMW_PEER_ALIVE, "activated");
   else
-    ftmw_peer_begin_locked(w, e, FTMW_PEER_ALIVE, "adopted");
+    ftmw_peer_begin_locked(cx, w, e, FTMW_PEER_ALIVE, "adopted");
   w->fin = 0;
   w->from_spare = from_spare;
   ftmw_peer_place_locked(w, at);
-  ftmw_loop_wake_locked();
+  ftmw_loop_wake_locked(&cx->loop);
   uv_mutex_unlock(&cx->st.lock);
   ftmw_trace("adopted", "\"peer\":%d,\"peer_epoch\":%u,\"spare\":%d,"
              "\"dropped\":%d", w->id, e, from_spare - 1, dropped);
@@ -82,7 +76,7 @@ static void joined_late(ftmw_ctx *cx, ftmw_peer *p, ftmw_conn *c) {
   ftmw_q_move(&p->pending, &q);
   p->join_by = 0;
   p->unjoined = 0;
-  ftmw_loop_wake_locked(); /* ft_finalize waits for it */
+  ftmw_loop_wake_locked(&cx->loop); /* ft_finalize waits for it */
   uv_mutex_unlock(&cx->st.lock);
   while (!ftmw_q_empty(&q)) {
     ftmw_out *outs[FTMW_LINK_BATCH_MAX];
@@ -138,14 +132,14 @@ int ftmw_join_hello(void *ctx, ftmw_conn *c, const ftmw_hello *hello,
   p->conn = c;
   /* WELCOME is written before the application can see p alive: a master
    * killed just after ft_init has still welcomed everyone. */
-  send_welcome(c);
+  send_welcome(cx, c);
   uv_mutex_lock(&cx->st.lock);
   ok = p->state == FTMW_PEER_JOINING; /* not given up on meanwhile */
   int late = ok && ftmw_peer_restoring(p);
   if (ok) {
-    ftmw_peer_set_locked(p, FTMW_PEER_ALIVE, "joined");
+    ftmw_peer_set_locked(cx, p, FTMW_PEER_ALIVE, "joined");
     ftmw_peer_place_locked(p, &m.at);
-    ftmw_loop_wake_locked();
+    ftmw_loop_wake_locked(&cx->loop);
   }
   uv_mutex_unlock(&cx->st.lock);
   if (!ok) {
@@ -169,7 +163,7 @@ void ftmw_join_activate(ftmw_ctx *cx, ftmw_conn *c, ftmw_peer *p,
   cx->job.id = h->tag;
   cx->job.epoch = (uint32_t)h->seq;
   cx->st.activated = 1;
-  ftmw_loop_wake_locked();
+  ftmw_loop_wake_locked(&cx->loop);
   uv_mutex_unlock(&cx->st.lock);
   link_self(cx); /* its frames now bear the worker's identity */
   /* Every other master learns it too, before anything this worker sends
@@ -210,7 +204,7 @@ int ftmw_join_adopt(ftmw_ctx *cx, ftmw_conn *c, ftmw_peer *sp,
     return 1;
   }
   uv_mutex_lock(&cx->st.lock);
-  ftmw_peer_set_locked(sp, FTMW_PEER_FINISHED, "activated");
+  ftmw_peer_set_locked(cx, sp, FTMW_PEER_FINISHED, "activated");
   uv_mutex_unlock(&cx->st.lock);
   sp->conn = NULL;
   adopt(cx, c, w, e, sp->id + 1, &sp->at, 0);

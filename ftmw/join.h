@@ -12,13 +12,13 @@
 #include "peer.h"
 #include "wire.h"
 
-/* Reads where this process runs (job.host set) and tells link who this
- * process is; link is the one the transport started, which this module
+/* Reads where this process runs (job.host set: into job.place) and tells
+ * the transport's link (cx->link) who this process is, which this module
  * tells again when a spare becomes a worker. Before the loop runs. */
-void ftmw_join_start(ftmw_ctx *cx, ftmw_link *link);
+void ftmw_join_start(ftmw_ctx *cx);
 
 /* Where this process runs (set by ftmw_join_start). Any thread. */
-const ftmw_place *ftmw_self_place(void);
+const ftmw_place *ftmw_self_place(ftmw_ctx *cx);
 
 /* The link's on_hello (link.h): binds c to the peer the HELLO names, if
  * it is the incarnation this process waits for (or, in a replica, a later

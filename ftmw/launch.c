@@ -78,11 +78,11 @@ static int alloc_peers(ftmw_ctx *cx) {
 static void expect_peers(ftmw_ctx *cx, int first_master) {
   uv_mutex_lock(&cx->st.lock);
   for (int r = 1; r <= cx->job.W; r++)
-    ftmw_peer_set_locked(&cx->st.workers[r], FTMW_PEER_JOINING, "expected");
+    ftmw_peer_set_locked(cx, &cx->st.workers[r], FTMW_PEER_JOINING, "expected");
   for (int k = 0; k < cx->job.S; k++)
-    ftmw_peer_set_locked(&cx->st.spares[k], FTMW_PEER_JOINING, "expected");
+    ftmw_peer_set_locked(cx, &cx->st.spares[k], FTMW_PEER_JOINING, "expected");
   for (int k = first_master; k <= cx->job.M; k++)
-    ftmw_peer_set_locked(&cx->st.masters[k], FTMW_PEER_JOINING, "expected");
+    ftmw_peer_set_locked(cx, &cx->st.masters[k], FTMW_PEER_JOINING, "expected");
   uv_mutex_unlock(&cx->st.lock);
 }
 
@@ -258,7 +258,7 @@ static int init_spawned_replica(ftmw_ctx *cx, MPI_Comm parent, ftmw_setup *s) {
       all.magic != FTMW_SETUP_MAGIC)
     return -1;
   for (int k = 0; k < FTMW_MAX_MASTERS; k++)
-    ftmw_setup_masters()[k] = ftmw_addr_ended(all.masters[k]);
+    ftmw_setup_masters(cx)[k] = ftmw_addr_ended(all.masters[k]);
   ftmw_setup_put_masters(cx, s);
   return 0;
 }
@@ -272,7 +272,7 @@ static int init_spawn_primary(ftmw_ctx *cx) {
   if (make_secret(cx) != 0 || ftmw_transport_start(cx, 1) != FT_SUCCESS)
     return -1;
   if (ftmw_spawn_place_workers(cx) != 0 ||
-      ftmw_spawn_replicas(cx, ftmw_setup_masters()) != 0)
+      ftmw_spawn_replicas(cx, ftmw_setup_masters(cx)) != 0)
     return -1;
   return ftmw_spawn_workers(cx);
 }
@@ -351,7 +351,7 @@ static int gather_masters(ftmw_ctx *cx, int rank, int size, ftmw_setup *s) {
       ok = 0;
       break;
     }
-    ftmw_setup_masters()[k] = ftmw_addr_ended(all[r]);
+    ftmw_setup_masters(cx)[k] = ftmw_addr_ended(all[r]);
   }
   ftmw_setup_put_masters(cx, s);
   free(all);
@@ -388,12 +388,13 @@ static int connect_masters(ftmw_ctx *cx, const ftmw_addr *m) {
       ftmw_log("bad master address %s:%d", mk.ip, (int)mk.port);
       return -1;
     }
-    ftmw_peer_set_locked(&cx->st.masters[k], FTMW_PEER_JOINING, "connecting");
+    ftmw_peer_set_locked(cx, &cx->st.masters[k], FTMW_PEER_JOINING,
+                         "connecting");
     /* Where it runs, so that a silent master is judged by the usual
      * rules (its kernel's answer too) even before its WELCOME. */
     ftmw_peer_place_locked(&cx->st.masters[k], &mk.at);
     ftmw_transport_submit(cx, &op, 1);
-    ftmw_op_wait_locked(&op);
+    ftmw_op_wait_locked(cx, &op);
     /* A master that already said BYE was reached: the job ended before
      * this process woke up (an idle spare), and it must now shut down
      * cleanly, or the others would wait for it in MPI_Finalize. */
@@ -415,7 +416,7 @@ static int connect_masters(ftmw_ctx *cx, const ftmw_addr *m) {
     ftmw_op_frame(cx, &op, &cx->st.masters[first], FTMW_FRAME_MARK, 0, 0, NULL,
                   0);
     ftmw_transport_submit(cx, &op, 1);
-    ftmw_op_wait_locked(&op);
+    ftmw_op_wait_locked(cx, &op);
   }
   uv_mutex_unlock(&cx->st.lock);
   if (alive == 0) {

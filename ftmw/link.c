@@ -53,7 +53,7 @@ static size_t try_send(ftmw_conn *c, const uv_buf_t *bufs, unsigned n) {
 
 static void ctrl_write_cb(uv_write_t *req, int status) {
   (void)status;
-  ftmw_loop_write_done();
+  ftmw_loop_write_done(ftmw_loop_of(req->handle->loop));
   free(req->data);
 }
 
@@ -86,7 +86,8 @@ static void write_small(ftmw_conn *c, const uint8_t *buf, size_t len) {
   memcpy(w->buf, buf + n, w->len);
   w->req.data = w;
   b = uv_buf_init((char *)w->buf, (unsigned)w->len);
-  if (ftmw_loop_write(&w->req, (uv_stream_t *)&c->tcp, &b, 1, ctrl_write_cb) != 0)
+  if (ftmw_loop_write(c->link->lp, &w->req, (uv_stream_t *)&c->tcp, &b, 1,
+                      ctrl_write_cb) != 0)
     free(w);
 }
 
@@ -140,7 +141,7 @@ void ftmw_link_ack(ftmw_conn *c, uint64_t seq, size_t len, int when) {
   } else if (when == FTMW_ACK_SOON &&
              !uv_is_active((uv_handle_t *)&l->ack_timer)) {
     uv_timer_start(&l->ack_timer, ack_timer_cb, ACK_DELAY_MS, 0);
-    ftmw_loop_timer_started();
+    ftmw_loop_timer_started(l->lp);
   }
 }
 
@@ -168,11 +169,11 @@ void ftmw_link_send(ftmw_conn *c, int type, int tag, uint64_t seq,
   write_small(c, buf, FTMW_HDR_SIZE + len);
 }
 
-void ftmw_link_finish(ftmw_out *o, int failed) {
+void ftmw_link_finish(ftmw_loop *lp, ftmw_out *o, int failed) {
   if (failed)
     o->failed = 1;
   o->done = 1;
-  ftmw_loop_wake_owner();
+  ftmw_loop_wake_owner(lp);
 }
 
 /* A failed write unlinks o from the ACK queue (a no-op when already
@@ -180,10 +181,11 @@ void ftmw_link_finish(ftmw_out *o, int failed) {
  * and the queue must not point into it. */
 static void out_write_cb(uv_write_t *req, int status) {
   ftmw_out *o = req->data;
-  ftmw_loop_write_done();
+  ftmw_loop *lp = ftmw_loop_of(req->handle->loop);
+  ftmw_loop_write_done(lp);
   if (status < 0)
     ftmw_q_remove(&o->node);
-  ftmw_link_finish(o, status < 0);
+  ftmw_link_finish(lp, o, status < 0);
 }
 
 void ftmw_link_write(ftmw_conn *c, ftmw_out *const *outs, unsigned n) {
@@ -194,7 +196,7 @@ void ftmw_link_write(ftmw_conn *c, ftmw_out *const *outs, unsigned n) {
   }
   if (c->closing) {
     for (unsigned k = 0; k < n; k++)
-      ftmw_link_finish(outs[k], 1);
+      ftmw_link_finish(c->link->lp, outs[k], 1);
     return;
   }
   /* v holds every frame's pieces, the ACK due to the peer ahead of them
@@ -229,17 +231,17 @@ void ftmw_link_write(ftmw_conn *c, ftmw_out *const *outs, unsigned n) {
     while (i < end && skip >= v[i].len)
       skip -= v[i++].len;
     if (i == end) {
-      ftmw_link_finish(o, 0);
+      ftmw_link_finish(c->link->lp, o, 0);
       continue;
     }
     v[i].base += skip;
     v[i].len -= skip;
     skip = 0;
     o->req.data = o;
-    if (ftmw_loop_write(&o->req, (uv_stream_t *)&c->tcp, v + i, end - i,
-                        out_write_cb) != 0) {
+    if (ftmw_loop_write(c->link->lp, &o->req, (uv_stream_t *)&c->tcp, v + i,
+                        end - i, out_write_cb) != 0) {
       ftmw_q_remove(&o->node);
-      ftmw_link_finish(o, 1);
+      ftmw_link_finish(c->link->lp, o, 1);
     }
   }
   for (unsigned k = 0; k < n; k++)
@@ -260,7 +262,7 @@ int ftmw_link_acked(ftmw_conn *c, uint64_t seq) {
     ftmw_q_remove(&o->node);
     o->acked = 1; /* settled, if written: o may be freed then */
   }
-  ftmw_loop_wake_owner();
+  ftmw_loop_wake_owner(c->link->lp);
   return 0;
 }
 
@@ -434,7 +436,7 @@ void ftmw_link_close(ftmw_conn *c) {
     ftmw_q_remove(&o->node);
     o->failed = 1; /* o may be freed from now on, if written */
   }
-  ftmw_loop_wake_owner();
+  ftmw_loop_wake_owner(c->link->lp);
   uv_close((uv_handle_t *)&c->tcp, conn_close_cb);
 }
 
@@ -462,7 +464,7 @@ static ftmw_conn *conn_new(ftmw_link *l) {
   ftmw_conn *c = calloc(1, sizeof(*c));
   if (c == NULL)
     return NULL;
-  if (uv_tcp_init(l->loop, &c->tcp) != 0) {
+  if (uv_tcp_init(ftmw_loop_uv(l->lp), &c->tcp) != 0) {
     free(c);
     return NULL;
   }
@@ -487,7 +489,7 @@ static void conn_ready(ftmw_conn *c) {
     uv_ip4_name(in, ip, sizeof(ip));
     snprintf(c->addr, sizeof(c->addr), "%s:%d", ip, ntohs(in->sin_port));
   }
-  ftmw_loop_watchers_changed(1);
+  ftmw_loop_watchers_changed(c->link->lp, 1);
   uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb);
 }
 
@@ -532,7 +534,7 @@ int ftmw_link_connect(ftmw_link *l, const struct sockaddr *addr, void *peer,
   ftmw_link_bind(c, peer, pid, at);
   c->connect_req.data = c;
   c->connecting = 1;
-  ftmw_loop_watchers_changed(1);
+  ftmw_loop_watchers_changed(l->lp, 1);
   int rc = uv_tcp_connect(&c->connect_req, &c->tcp, addr, on_connect);
   if (rc != 0) {
     c->peer = NULL;
@@ -567,7 +569,7 @@ int ftmw_link_listen(ftmw_link *l, const char *ip, int *port) {
   struct sockaddr_in addr;
   int rc = uv_ip4_addr(ip, 0, &addr);
   if (rc == 0)
-    rc = uv_tcp_init(l->loop, &l->listener);
+    rc = uv_tcp_init(ftmw_loop_uv(l->lp), &l->listener);
   if (rc == 0) {
     l->listening = 1;
     l->listener.data = l;

@@ -18,6 +18,7 @@
 #include <uv.h>
 
 #include "localproc.h"
+#include "loop.h" /* ftmw_loop */
 #include "queue.h"
 #include "wire.h"
 
@@ -106,7 +107,7 @@ typedef struct ftmw_link_cfg {
 
 /* One per process (a test may make two). Fields are the link's own. */
 typedef struct ftmw_link {
-  uv_loop_t *loop;
+  ftmw_loop *lp; /* its loop, and who runs it (loop.h) */
   const ftmw_link_ops *ops;
   void *ctx;
   ftmw_link_cfg cfg;
@@ -175,10 +176,10 @@ void ftmw_link_send_ack(ftmw_conn *c);
  * done, and wakes a waiting call (the loop's owner, no lock). Without
  * want_ack, o is settled: the caller may free it from then on. Also for
  * a frame its owner settles itself (transport.c's ops). */
-void ftmw_link_finish(ftmw_out *o, int failed);
+void ftmw_link_finish(ftmw_loop *lp, ftmw_out *o, int failed);
 
 /* Sets l up on loop and starts its heartbeat tick. */
-void ftmw_link_init(ftmw_link *l, uv_loop_t *loop, const ftmw_link_cfg *cfg,
+void ftmw_link_init(ftmw_link *l, ftmw_loop *lp, const ftmw_link_cfg *cfg,
                     const ftmw_link_ops *ops, void *ctx);
 
 /* Who this process is (set before connecting; again when a spare

@@ -132,7 +132,7 @@ static void check_stall(ftmw_link *l, uint64_t now) {
             same ? (runq - l->sched_seen.runq) / 1000000 : 0);
   }
   l->last_tick = now;
-  ftmw_loop_ran(now);
+  ftmw_loop_ran(l->lp, now);
   l->sched_seen.cpu = cpu;
   l->sched_seen.runq = runq;
   l->sched_seen.at = known ? now : 0;
@@ -188,17 +188,17 @@ static void tick_cb(uv_timer_t *t) {
     l->ops->on_tick(l->ctx, now);
 }
 
-void ftmw_link_init(ftmw_link *l, uv_loop_t *loop, const ftmw_link_cfg *cfg,
+void ftmw_link_init(ftmw_link *l, ftmw_loop *lp, const ftmw_link_cfg *cfg,
                     const ftmw_link_ops *ops, void *ctx) {
   memset(l, 0, sizeof(*l));
-  l->loop = loop;
+  l->lp = lp;
   l->cfg = *cfg;
   l->ops = ops;
   l->ctx = ctx;
   ftmw_q_init(&l->conns);
-  uv_timer_init(loop, &l->tick);
+  uv_timer_init(ftmw_loop_uv(lp), &l->tick);
   l->tick.data = l;
-  uv_timer_init(loop, &l->ack_timer);
+  uv_timer_init(ftmw_loop_uv(lp), &l->ack_timer);
   l->ack_timer.data = l;
   /* A loop that does not run before the first tick has stalled too. */
   l->last_tick = ftmw_now_ms();

@@ -73,12 +73,15 @@ ftmw_msg *ftmw_match_any(ftmw_qnode *arrivals, int tag) {
 }
 
 ftmw_msg *ftmw_match_posted(ftmw_qnode *arrivals, ftmw_peer *workers, int W,
-                            int (*posted)(const ftmw_peer *w, int *tag)) {
+                            int (*posted)(void *ctx, const ftmw_peer *w,
+                                          int *tag),
+                            void *ctx) {
   ftmw_qnode *n;
   ftmw_q_foreach(n, arrivals) {
     ftmw_msg *m = FTMW_CONTAINER_OF(n, ftmw_msg, by_arrival);
     int tag;
-    if (m->source < 1 || m->source > W || !posted(&workers[m->source], &tag))
+    if (m->source < 1 || m->source > W ||
+        !posted(ctx, &workers[m->source], &tag))
       continue;
     /* Only the oldest message of a source may complete its posting, so
      * that one sender's messages are still received in order. */

@@ -23,10 +23,12 @@ ftmw_msg *ftmw_match_seq(ftmw_peer *p, uint64_t seq);
 ftmw_msg *ftmw_match_any(ftmw_qnode *arrivals, int tag);
 
 /* The oldest message that completes a posted receive of workers[1..W], or
- * NULL. posted(&workers[rank], &tag) says whether that worker has a
+ * NULL. posted(ctx, &workers[rank], &tag) says whether that worker has a
  * receive posted, and for which tag. */
 ftmw_msg *ftmw_match_posted(ftmw_qnode *arrivals, ftmw_peer *workers, int W,
-                            int (*posted)(const ftmw_peer *w, int *tag));
+                            int (*posted)(void *ctx, const ftmw_peer *w,
+                                          int *tag),
+                            void *ctx);
 
 /* Unlinks m from both queues; the caller then owns it. */
 void ftmw_match_take(ftmw_msg *m);

@@ -45,7 +45,7 @@ static int record(ftmw_ctx *cx, ftmw_mslog_call *c, int rank, int n) {
   int error = ftmw_last_error();
   if (rank >= 1 && rank <= cx->job.W &&
       (error == FT_SUCCESS || error == FT_ERR_PEER_FAILED)) {
-    ftmw_mslog *log = &ftmw_app_of(&cx->st.workers[rank])->log;
+    ftmw_mslog *log = &ftmw_app_of(cx, &cx->st.workers[rank])->log;
     if (error != FT_SUCCESS)
       c->state = FTMW_MSLOG_FAILED;
     ftmw_mslog_add(log, c);
@@ -113,8 +113,9 @@ static int ms_recv_call(ftmw_ctx *cx, const char *call, void *buf, int count,
    * takes the task out of its log (mslog.h: a farm). */
   if (source == FT_ANY_SOURCE && status->source >= 1 &&
       status->source <= cx->job.W &&
-      ftmw_mslog_answered(&ftmw_app_of(&cx->st.workers[status->source])->log,
-                          status->tag)) {
+      ftmw_mslog_answered(
+          &ftmw_app_of(cx, &cx->st.workers[status->source])->log,
+          status->tag)) {
     ftmw_mslog_call_free(c);
     return n;
   }
@@ -176,12 +177,12 @@ static int restore(ftmw_ctx *cx, int rank, int wait_last) {
     if (!ft_restore(rank))
       return 0; /* not failed, or no host or spare left: ft_restore says */
     ftmw_trace("replay_started", "\"peer\":%d,\"attempt\":%d,\"logged\":%d",
-               rank, attempt, ftmw_app_of(p)->log.ncalls);
+               rank, attempt, ftmw_app_of(cx, p)->log.ncalls);
     uint64_t t0 = uv_hrtime();
     int n;
     replay_to to = {cx, rank};
-    int rc =
-        ftmw_mslog_replay(&ftmw_app_of(p)->log, replay_op, &to, wait_last, &n);
+    int rc = ftmw_mslog_replay(&ftmw_app_of(cx, p)->log, replay_op, &to,
+                               wait_last, &n);
     double ms = (uv_hrtime() - t0) / 1e6;
     if (rc == FT_SUCCESS) {
       ftmw_trace("replay_finished", "\"peer\":%d,\"calls\":%d,\"ms\":%.3f",
@@ -215,5 +216,5 @@ size_t ms_log_size(int rank) {
   if (p == NULL)
     return 0;
   ftmw_ok();
-  return ftmw_app_of(p)->log.bytes;
+  return ftmw_app_of(cx, p)->log.bytes;
 }

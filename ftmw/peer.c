@@ -38,12 +38,9 @@ static int allowed(int from, int to) {
   }
 }
 
-/* Peers that became FAILED or FENCED, ever: written under st.lock, read
- * without it (ftmw_failures). */
-static unsigned long failures;
-
+/* The MPI layer's door (owned.h): the default context's count. */
 unsigned long ftmw_failures(void) {
-  return __atomic_load_n(&failures, __ATOMIC_ACQUIRE);
+  return __atomic_load_n(&ftmw_default_ctx.failures, __ATOMIC_ACQUIRE);
 }
 
 static void refused(const ftmw_peer *p, uint32_t epoch, int to,
@@ -57,40 +54,41 @@ static void refused(const ftmw_peer *p, uint32_t epoch, int to,
 }
 
 /* p becomes incarnation epoch in state to: the one place either changes. */
-static void change(ftmw_peer *p, uint32_t epoch, int to, const char *why) {
+static void change(ftmw_ctx *cx, ftmw_peer *p, uint32_t epoch, int to,
+                   const char *why) {
   int from = p->state;
   char name[32];
   p->epoch = epoch;
   p->state = to;
   if (ftmw_peer_is_failed(p))
-    __atomic_add_fetch(&failures, 1, __ATOMIC_RELEASE);
+    __atomic_add_fetch(&cx->failures, 1, __ATOMIC_RELEASE);
   ftmw_trace("peer_state",
              "\"peer\":\"%s\",\"peer_epoch\":%u,\"from\":\"%s\",\"to\":\"%s\","
              "\"why\":\"%s\"",
              ftmw_peer_name(p, name, sizeof(name)), epoch, state_names[from],
              state_names[to], why ? why : "");
-  ftmw_loop_wake_locked();
+  ftmw_loop_wake_locked(&cx->loop);
 }
 
-int ftmw_peer_set_locked(ftmw_peer *p, int to, const char *why) {
+int ftmw_peer_set_locked(ftmw_ctx *cx, ftmw_peer *p, int to, const char *why) {
   if (p->state == to)
     return 0;
   if (!allowed(p->state, to)) {
     refused(p, p->epoch, to, why);
     return -1;
   }
-  change(p, p->epoch, to, why);
+  change(cx, p, p->epoch, to, why);
   return 0;
 }
 
-int ftmw_peer_begin_locked(ftmw_peer *p, uint32_t epoch, int to,
+int ftmw_peer_begin_locked(ftmw_ctx *cx, ftmw_peer *p, uint32_t epoch, int to,
                            const char *why) {
   if (epoch <= p->epoch ||
       (to != FTMW_PEER_JOINING && to != FTMW_PEER_ALIVE)) {
     refused(p, epoch, to, why);
     return -1;
   }
-  change(p, epoch, to, why);
+  change(cx, p, epoch, to, why);
   return 0;
 }
 
@@ -110,7 +108,7 @@ static int fail_locked(ftmw_ctx *cx, ftmw_peer *p, int report, const char *why,
     cx->st.failure_seen = 1;
   }
   if (!ftmw_peer_is_failed(p))
-    ftmw_peer_set_locked(p, to, why);
+    ftmw_peer_set_locked(cx, p, to, why);
   if (report)
     p->unreported = 1;
   /* The frames that waited for it to join fail, as they would have on
@@ -122,7 +120,7 @@ static int fail_locked(ftmw_ctx *cx, ftmw_peer *p, int report, const char *why,
     op->out.done = 1;
   }
   p->join_by = 0;
-  ftmw_loop_wake_locked();
+  ftmw_loop_wake_locked(&cx->loop);
   return live;
 }
 

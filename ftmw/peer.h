@@ -91,7 +91,7 @@ const char *ftmw_peer_name(const ftmw_peer *p, char *buf, size_t len);
  * ("peer_state"). A change the lifecycle forbids is refused, traced
  * "peer_state_refused" (a bug: the job tests fail on it), and returns -1;
  * the same state again is no change. st.lock held. */
-int ftmw_peer_set_locked(ftmw_peer *p, int to, const char *why);
+int ftmw_peer_set_locked(ftmw_ctx *cx, ftmw_peer *p, int to, const char *why);
 /* p's next incarnation, epoch, begins in state to: JOINING (restored,
  * or restored by the primary, and not heard from yet) or ALIVE (a
  * replica adopts the connection of one that announced itself). The one
@@ -99,7 +99,7 @@ int ftmw_peer_set_locked(ftmw_peer *p, int to, const char *why);
  * slot lives again: epoch must be later than p's, so that a dead
  * incarnation never comes back to life. Traced "peer_state"; refused
  * ("peer_state_refused", -1) otherwise. st.lock held. */
-int ftmw_peer_begin_locked(ftmw_peer *p, uint32_t epoch, int to,
+int ftmw_peer_begin_locked(ftmw_ctx *cx, ftmw_peer *p, uint32_t epoch, int to,
                            const char *why);
 
 /* The one way a peer becomes FAILED (st.lock held), whether its

@@ -121,20 +121,21 @@ static int any_source_failure_locked(ftmw_ctx *cx, const char *call, int *rank,
 
 /* The receives posted for worker p (ft_irecv), oldest first. They
  * complete in that order: only the oldest can take a message. */
-static ftmw_posts *posts_of(const ftmw_peer *p) {
-  return &ftmw_app_of(p)->posts;
+static ftmw_posts *posts_of(ftmw_ctx *cx, const ftmw_peer *p) {
+  return &ftmw_app_of(cx, p)->posts;
 }
 
 /* p's oldest posted receive, or NULL. */
-static ftmw_post *oldest_post(const ftmw_peer *p) {
-  const ftmw_posts *q = posts_of(p);
+static ftmw_post *oldest_post(ftmw_ctx *cx, const ftmw_peer *p) {
+  const ftmw_posts *q = posts_of(cx, p);
   return q->n ? &q->v[q->head] : NULL;
 }
 
 /* Whether worker r has a receive posted, and the tag of its oldest
  * (ftmw_match_posted). */
-static int posted(const ftmw_peer *w, int *tag) {
-  const ftmw_post *q = oldest_post(w);
+static int posted(void *ctx, const ftmw_peer *w, int *tag) {
+  ftmw_ctx *cx = ctx;
+  const ftmw_post *q = oldest_post(cx, w);
   if (q)
     *tag = q->tag;
   return q != NULL;
@@ -167,7 +168,7 @@ static void *buffer_for(ftmw_ctx *cx, const recv_want *w, int r, size_t *bytes,
     *size = w->size;
     return w->buf;
   }
-  const ftmw_post *q = oldest_post(&cx->st.workers[r]);
+  const ftmw_post *q = oldest_post(cx, &cx->st.workers[r]);
   *size = ft_type_size(q->type);
   *bytes = (size_t)q->count * *size;
   return q->buf;
@@ -187,7 +188,7 @@ static int undecided_failure_locked(ftmw_ctx *cx, recv_want *w, int *again) {
   }
   for (int r = 1; r <= cx->job.W; r++) { /* FROM_POSTED */
     ftmw_peer *p = &cx->st.workers[r];
-    if (!posts_of(p)->n)
+    if (!posts_of(cx, p)->n)
       continue;
     if ((!ftmw_peer_is_up(p) || p->fin) && ftmw_rep_begin(cx, p)) {
       *again = 1;
@@ -273,7 +274,7 @@ static int complete(ftmw_ctx *cx, recv_want *w) {
         : w->from == FROM_ANY
             ? ftmw_match_any(&cx->st.arrivals, w->tag)
             : ftmw_match_posted(&cx->st.arrivals, cx->st.workers, cx->job.W,
-                                posted);
+                                posted, cx);
     /* From several sources, in the primary: an exchange with m's sender. */
     if (m != NULL && !decided && w->from != FROM_ONE &&
         ftmw_rep_begin(cx, &cx->st.workers[m->source]))
@@ -341,7 +342,7 @@ static int complete(ftmw_ctx *cx, recv_want *w) {
       ftmw_fail(rc);
       /* A result the program waited for will not come (FT_ERRORS). */
       if (rc == FT_ERR_PEER_FAILED && ftmw_is_master(cx) && w->rank >= 1)
-        ftmw_told_by_recv(&cx->st.workers[w->rank], w->from == FROM_ANY);
+        ftmw_told_by_recv(cx, &cx->st.workers[w->rank], w->from == FROM_ANY);
       return -1;
     }
     int64_t ms = -1;
@@ -573,8 +574,8 @@ int ft_get_count(const FT_Status *status, FT_Datatype type) {
 /* --- posted receives ------------------------------------------------------- */
 
 /* Appends post to p's posted receives: FT_SUCCESS, or FT_ERR_NOMEM. */
-static int post_push(ftmw_peer *p, const ftmw_post *post) {
-  ftmw_posts *q = posts_of(p);
+static int post_push(ftmw_ctx *cx, ftmw_peer *p, const ftmw_post *post) {
+  ftmw_posts *q = posts_of(cx, p);
   if (q->n == q->cap) { /* grow, unrolling the ring */
     int cap = q->cap ? 2 * q->cap : 4;
     ftmw_post *v = malloc((size_t)cap * sizeof(*v));
@@ -593,11 +594,11 @@ static int post_push(ftmw_peer *p, const ftmw_post *post) {
 /* p's oldest posted receive completed (error FT_SUCCESS) or failed for
  * good; a failure, once reported, cancels every receive posted for p. The
  * ms_* log learns the outcome of an ms_irecv among them. */
-static void post_done(ftmw_peer *p, int error) {
-  ftmw_posts *q = posts_of(p);
+static void post_done(ftmw_ctx *cx, ftmw_peer *p, int error) {
+  ftmw_posts *q = posts_of(cx, p);
   do {
     if (q->v[q->head].logged)
-      ftmw_mslog_posted_done(&ftmw_app_of(p)->log, error == FT_SUCCESS);
+      ftmw_mslog_posted_done(&ftmw_app_of(cx, p)->log, error == FT_SUCCESS);
     q->head = (q->head + 1) % q->cap;
     q->n--;
   } while (error != FT_SUCCESS && q->n > 0);
@@ -615,11 +616,11 @@ int ftmw_irecv(ftmw_ctx *cx, const char *call, int logged, void *buf, int count,
   if (rc != FT_SUCCESS)
     return ftmw_fail(rc);
   /* The log replays one posted receive: an ms_irecv comes alone. */
-  if (logged && posts_of(p)->n)
+  if (logged && posts_of(cx, p)->n)
     return ftmw_fail(FT_ERR_ALREADY_POSTED);
   ftmw_post post = {.buf = buf, .count = count, .type = type, .tag = tag,
                     .logged = logged};
-  if (post_push(p, &post) != FT_SUCCESS)
+  if (post_push(cx, p, &post) != FT_SUCCESS)
     return ftmw_fail(FT_ERR_NOMEM);
   /* A sender that has finished or died may still have its data queued.
    * Whether this call reports the failure is the primary's decision. */
@@ -638,8 +639,8 @@ int ftmw_irecv(ftmw_ctx *cx, const char *call, int logged, void *buf, int count,
   uv_mutex_unlock(&cx->st.lock);
   if (rc != FT_SUCCESS) {
     /* Reported: nothing posted for p can complete any more. */
-    if (--posts_of(p)->n > 0)
-      post_done(p, rc);
+    if (--posts_of(cx, p)->n > 0)
+      post_done(cx, p, rc);
     return ftmw_fail(rc);
   }
   ftmw_ok();
@@ -655,13 +656,13 @@ int ftmw_wait(ftmw_ctx *cx, const char *call, int rank) {
   ftmw_peer *p = ftmw_master_peer(cx, rank);
   if (p == NULL)
     return 0;
-  const ftmw_post *q = oldest_post(p);
+  const ftmw_post *q = oldest_post(cx, p);
   if (q == NULL)
     return ftmw_fail(FT_ERR_NOT_POSTED);
   int n = ftmw_recv(cx, call, q->buf, q->count, q->type, rank, q->tag, NULL);
   int error = ftmw_last_error();
   if (error != FT_ERR_TRUNCATE && error != FT_ERR_TERMINATED) /* it stays */
-    post_done(p, error);
+    post_done(cx, p, error);
   return n;
 }
 
@@ -681,7 +682,7 @@ int ft_waitany(int *rank) {
     return ftmw_fail(FT_ERR_ROLE), -1;
   int posted = 0;
   for (int r = 1; r <= cx->job.W && !posted; r++)
-    posted = posts_of(&cx->st.workers[r])->n > 0;
+    posted = posts_of(cx, &cx->st.workers[r])->n > 0;
   if (!posted)
     return ftmw_fail(FT_ERR_NONE_POSTED), -1;
   recv_want w = {.call = "ft_waitany", .from = FROM_POSTED};
@@ -690,6 +691,6 @@ int ft_waitany(int *rank) {
   int error = ftmw_last_error();
   *rank = w.rank;
   if (w.rank >= 1 && error != FT_ERR_TRUNCATE)
-    post_done(&cx->st.workers[w.rank], error);
+    post_done(cx, &cx->st.workers[w.rank], error);
   return n < 0 ? -1 : w.rank;
 }

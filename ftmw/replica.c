@@ -41,7 +41,7 @@ int ftmw_rep_init(ftmw_ctx *cx, int W) {
   ftmw_q_init(&rs->decisions);
   cx->rep = rs;
   for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-    ftmw_transport_route(types[i], ftmw_rep_on_frame);
+    ftmw_transport_route(cx, types[i], ftmw_rep_on_frame);
   return 0;
 }
 
@@ -76,23 +76,25 @@ static void transport_send(ftmw_ctx *cx, int k, int type, int tag,
   ftmw_op op = {.out = {.seq = seq}};
   ftmw_op_frame(cx, &op, &cx->st.masters[k], type, tag, flags, data, len);
   ftmw_transport_submit(cx, &op, 1);
-  ftmw_op_wait_locked(&op);
+  ftmw_op_wait_locked(cx, &op);
 }
 
 static const ftmw_rep_link transport_link = {
     .send = transport_send,
     .wait_locked = ftmw_transport_wait_locked,
 };
-static const ftmw_rep_link *link_ = &transport_link;
+void ftmw_rep_use_link(ftmw_ctx *cx, const ftmw_rep_link *l) {
+  cx->rep_link = l;
+}
 
-void ftmw_rep_use_link(const ftmw_rep_link *l) {
-  link_ = l != NULL ? l : &transport_link;
+static const ftmw_rep_link *link_of(ftmw_ctx *cx) {
+  return cx->rep_link != NULL ? cx->rep_link : &transport_link;
 }
 
 /* Sends a frame without ACK to master k and waits until it is written. */
 static void send_master(ftmw_ctx *cx, int k, int type, int tag, unsigned flags,
                         uint64_t seq, const void *data, size_t len) {
-  link_->send(cx, k, type, tag, flags, seq, data, len);
+  link_of(cx)->send(cx, k, type, tag, flags, seq, data, len);
 }
 
 /* A replica whose program did not make the call the primary decided: it
@@ -307,10 +309,9 @@ static void primary_changed(ftmw_ctx *cx) {
 static int flush_primary_call(ftmw_ctx *cx);
 
 static int replicated_serve(ftmw_ctx *cx) {
-  static int serving;
-  if (serving)
+  if (cx->rep->serving)
     return 0;
-  serving = 1;
+  cx->rep->serving = 1;
   /* Telling a decision waits for its write, running the loop: what
    * came meanwhile (a replica's DONE) may be the change the caller waits
    * for, so it counts as an answer. */
@@ -341,7 +342,7 @@ static int replicated_serve(ftmw_ctx *cx) {
       n++;
     }
   }
-  serving = 0;
+  cx->rep->serving = 0;
   return n;
 }
 
@@ -632,7 +633,7 @@ int ftmw_wait_locked(ftmw_ctx *cx, int64_t ms) {
    * writes, and a wake-up meant for the caller may have come meanwhile. */
   if (ftmw_rep_serve(cx) > 0)
     return 0;
-  return link_->wait_locked(ms);
+  return link_of(cx)->wait_locked(cx, ms);
 }
 
 int ftmw_rep_took_over(ftmw_ctx *cx) {

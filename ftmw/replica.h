@@ -25,11 +25,11 @@ typedef struct ftmw_rep_link {
                uint64_t seq, const void *data, size_t len);
   /* Runs until anything changes that a caller may wait for, or for at
    * most ms (forever if ms < 0). Returns 0 on a change, -1 on timeout. */
-  int (*wait_locked)(int64_t ms);
+  int (*wait_locked)(ftmw_ctx *cx, int64_t ms);
 } ftmw_rep_link;
 
-/* Makes the protocol use l (NULL: the transport, the default). */
-void ftmw_rep_use_link(const ftmw_rep_link *l);
+/* Makes cx's protocol use l (NULL: the transport, the default). */
+void ftmw_rep_use_link(ftmw_ctx *cx, const ftmw_rep_link *l);
 
 /* Sets up the protocol's state for W workers, cx->rep (before the
  * transport starts: frames may come at once), and routes its frames to

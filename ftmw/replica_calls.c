@@ -71,7 +71,8 @@ int ftmw_rep_follow_restore(ftmw_ctx *cx, ftmw_peer *p, uint64_t v,
     ftmw_match_drop(p);
     /* the incarnation the primary made (an older one still live here was
      * replaced there: it is failed with it) */
-    ftmw_peer_begin_locked(p, e, FTMW_PEER_JOINING, "restored by the primary");
+    ftmw_peer_begin_locked(cx, p, e, FTMW_PEER_JOINING,
+                           "restored by the primary");
     ftmw_peer_failed_locked(cx, p, 1, "died before it reached this master");
   }
   ftmw_trace("restore_followed", "\"peer\":%d,\"peer_epoch\":%u", p->id, e);

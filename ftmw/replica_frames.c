@@ -68,7 +68,7 @@ static int on_decide(ftmw_ctx *cx, ftmw_peer *p, const ftmw_hdr *h,
         rc = 1;
     }
     held = cx->rep->dec_rcvd;
-    ftmw_loop_wake_locked();
+    ftmw_loop_wake_locked(&cx->loop);
     uv_mutex_unlock(&cx->st.lock);
   }
   if (rc < 0) {
@@ -179,7 +179,7 @@ static int on_progress(ftmw_ctx *cx, ftmw_peer *p, const ftmw_hdr *h) {
     keep_verdict(w, h->seq, (h->flags & FTMW_FLAG_OK) != 0);
     break;
   }
-  ftmw_loop_wake_locked();
+  ftmw_loop_wake_locked(&cx->loop);
   uv_mutex_unlock(&cx->st.lock);
   if (!ok) {
     ftmw_peer_down(cx, p, 0, "protocol error: unexpected replica frame");

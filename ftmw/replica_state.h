@@ -81,6 +81,7 @@ typedef struct ftmw_rep_state {
   uint64_t learned;
   int filled[FTMW_MAX_MASTERS];
   int primary_call_pending; /* an ft_is_primary answered 1, not yet told */
+  int serving;              /* in replicated_serve (which it may re-enter) */
 } ftmw_rep_state;
 
 /* The exchanges with worker rank. */

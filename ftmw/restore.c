@@ -33,8 +33,9 @@ static int gone_by(pid_t pid, uint64_t deadline) {
   return 1;
 }
 
-static void wait_reaped(const ftmw_place *at, const char *notice) {
-  if (!ftmw_proc_is_local(at, ftmw_self_place()))
+static void wait_reaped(ftmw_ctx *cx, const ftmw_place *at,
+                        const char *notice) {
+  if (!ftmw_proc_is_local(at, ftmw_self_place(cx)))
     return;
   uint64_t t0 = uv_hrtime(), deadline = ftmw_now_ms() + REAP_WAIT_MS;
   pid_t pid = (pid_t)at->pid;
@@ -67,9 +68,9 @@ static void last_process_locked(const ftmw_peer *p, ftmw_place *at,
 
 /* p's next incarnation begins (st.lock held): JOINING, from spare
  * from_spare (index + 1, or 0 for a spawn). */
-static void next_incarnation_locked(ftmw_peer *p, const char *why,
+static void next_incarnation_locked(ftmw_ctx *cx, ftmw_peer *p, const char *why,
                                     int from_spare) {
-  ftmw_peer_begin_locked(p, p->epoch + 1, FTMW_PEER_JOINING, why);
+  ftmw_peer_begin_locked(cx, p, p->epoch + 1, FTMW_PEER_JOINING, why);
   p->from_spare = from_spare;
 }
 
@@ -103,7 +104,7 @@ static int restore_spawn_async(ftmw_ctx *cx, ftmw_peer *p) {
   char old_notice[FTMW_DEATH_NAME_MAX];
   last_process_locked(p, &old, old_notice);
   if (rc == FT_SUCCESS) {
-    next_incarnation_locked(p, "restoring by spawn", 0);
+    next_incarnation_locked(cx, p, "restoring by spawn", 0);
     p->join_by = UINT64_MAX; /* set when its spawn starts */
     p->restore_t0 = uv_hrtime();
     p->unjoined++;
@@ -128,14 +129,14 @@ static int restore_spawn(ftmw_ctx *cx, ftmw_peer *p) {
   char old_notice[FTMW_DEATH_NAME_MAX];
   last_process_locked(p, &old, old_notice);
   uv_mutex_unlock(&cx->st.lock);
-  wait_reaped(&old, old_notice);
+  wait_reaped(cx, &old, old_notice);
   for (;;) {
     int host;
     if (pick_host(cx, p, &host) != FT_SUCCESS ||
         (!cx->job.hosts.n && attempts++ == FTMW_SPAWN_ATTEMPTS))
       return FT_ERR_NO_HOST;
     uv_mutex_lock(&cx->st.lock);
-    next_incarnation_locked(p, "restoring by spawn", 0);
+    next_incarnation_locked(cx, p, "restoring by spawn", 0);
     uv_mutex_unlock(&cx->st.lock);
     int ok = 0;
     if (ftmw_spawn_replacement(cx, p, host) == 0) {
@@ -164,10 +165,10 @@ static int restore_spare(ftmw_ctx *cx, ftmw_peer *p) {
       uv_mutex_unlock(&cx->st.lock);
       continue;
     }
-    next_incarnation_locked(p, "restoring on a spare", k + 1);
+    next_incarnation_locked(cx, p, "restoring on a spare", k + 1);
     ftmw_op op = {.kind = FTMW_OP_ACTIVATE, .peer = sp, .target = p};
     ftmw_transport_submit(cx, &op, 1);
-    ftmw_op_wait_locked(&op);
+    ftmw_op_wait_locked(cx, &op);
     int ok = ftmw_launch_wait_joined_locked(
         cx, p, ftmw_now_ms() + FTMW_LAUNCH_WAIT_MS);
     uv_mutex_unlock(&cx->st.lock);

@@ -44,7 +44,7 @@ static int send_data_locked(ftmw_ctx *cx, const char *call, ftmw_peer *p,
     ftmw_op op = {.out = {.seq = seq, .want_ack = 1}};
     ftmw_op_frame(cx, &op, p, FTMW_FRAME_DATA, tag, 0, buf, bytes);
     ftmw_transport_submit(cx, &op, 1);
-    if (ftmw_op_wait_locked(&op) == FT_SUCCESS) {
+    if (ftmw_op_wait_locked(cx, &op) == FT_SUCCESS) {
       if (acker)
         *acker = p->id;
       return FT_SUCCESS;
@@ -112,7 +112,7 @@ int ftmw_send(ftmw_ctx *cx, const char *call, const void *buf, int count,
   if (ftmw_is_master(cx)) {
     /* Every master numbers its sends to p alike, sent or not: a replica
      * waits for the worker's ACKED of the same number. */
-    uint64_t seq = ++ftmw_app_of(p)->next_seq;
+    uint64_t seq = ++ftmw_app_of(cx, p)->next_seq;
     ftmw_rep_number(cx, p, seq);
     rc = FTMW_REP_SEND_SELF;
     if (ftmw_is_replica(cx) || ftmw_rep_acked(cx, p, seq) ||

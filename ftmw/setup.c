@@ -9,9 +9,8 @@
 
 /* Every master's listening address, in priority order: what each new
  * process (worker, spare, replacement) is told to connect to. */
-static ftmw_addr masters_at[FTMW_MAX_MASTERS];
 
-ftmw_addr *ftmw_setup_masters(void) { return masters_at; }
+ftmw_addr *ftmw_setup_masters(ftmw_ctx *cx) { return cx->job.masters_at; }
 
 void ftmw_setup_apply(ftmw_ctx *cx, const ftmw_setup *s) {
   cx->job.role = s->role;
@@ -28,11 +27,11 @@ void ftmw_setup_self_addr(ftmw_ctx *cx, ftmw_addr *a) {
   memset(a, 0, sizeof(*a));
   snprintf(a->ip, sizeof(a->ip), "%s", cx->st.listen_ip);
   a->port = cx->st.listen_port;
-  a->at = *ftmw_self_place();
+  a->at = *ftmw_self_place(cx);
 }
 
 void ftmw_setup_put_masters(ftmw_ctx *cx, ftmw_setup *s) {
-  memcpy(s->masters, masters_at, sizeof(masters_at));
+  memcpy(s->masters, cx->job.masters_at, sizeof(cx->job.masters_at));
   uv_mutex_lock(&cx->st.lock);
   for (int k = 0; k <= cx->job.M && cx->st.masters; k++)
     if (ftmw_peer_is_failed(&cx->st.masters[k]))
@@ -53,6 +52,6 @@ void ftmw_setup_fill(ftmw_ctx *cx, ftmw_setup *s, int role, int id,
   s->cfg = cx->job.cfg;
   memcpy(s->secret, cx->job.secret, sizeof(s->secret));
   if (cx->job.id == 0 && cx->job.role == FTMW_ROLE_MASTER)
-    ftmw_setup_self_addr(cx, &masters_at[0]);
+    ftmw_setup_self_addr(cx, &cx->job.masters_at[0]);
   ftmw_setup_put_masters(cx, s);
 }

@@ -8,18 +8,11 @@
 
 #include "config.h" /* ftmw_config, FTMW_MAX_MASTERS */
 #include "ctx.h"
+#include "job.h"    /* ftmw_addr */
 #include "wire.h"   /* ftmw_place, FTMW_SECRET_SIZE */
 
 /* The MPI tag of set-up messages (the record, a replica's address). */
 #define FTMW_SETUP_TAG 7001
-
-/* A master's listening address, and where it runs (what its WELCOME will
- * say), as MPI carries it at launch. */
-typedef struct {
-  char ip[48];
-  int32_t port;
-  ftmw_place at;
-} ftmw_addr;
 
 /* What MPI carries to each process: fixed size, one binary per job. */
 typedef struct {
@@ -64,6 +57,6 @@ void ftmw_setup_apply(ftmw_ctx *cx, const ftmw_setup *s);
 
 /* Every master's listening address, in priority order ([FTMW_MAX_MASTERS]):
  * what each new process is told to connect to. */
-ftmw_addr *ftmw_setup_masters(void);
+ftmw_addr *ftmw_setup_masters(ftmw_ctx *cx);
 
 #endif

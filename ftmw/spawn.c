@@ -399,7 +399,7 @@ int ftmw_spawn_replicas(ftmw_ctx *cx, ftmw_addr *at) {
                    : -1;
     ftmw_peer *p = &cx->st.masters[k];
     uv_mutex_lock(&cx->st.lock); /* the listener runs */
-    ftmw_peer_set_locked(p, FTMW_PEER_JOINING, "spawning");
+    ftmw_peer_set_locked(cx, p, FTMW_PEER_JOINING, "spawning");
     uv_mutex_unlock(&cx->st.lock);
     if (spawn_peers_retried(cx, &p, &host, 1, FTMW_ROLE_MASTER,
                             &replica_comm[k]) != 0)
@@ -439,7 +439,7 @@ int ftmw_spawn_workers(ftmw_ctx *cx) {
     return -1;
   uv_mutex_lock(&cx->st.lock); /* the listener runs */
   for (int r = 1; r <= cx->job.W; r++) {
-    ftmw_peer_set_locked(&cx->st.workers[r], FTMW_PEER_JOINING, "spawning");
+    ftmw_peer_set_locked(cx, &cx->st.workers[r], FTMW_PEER_JOINING, "spawning");
     workers[r - 1] = &cx->st.workers[r];
   }
   uv_mutex_unlock(&cx->st.lock);
@@ -543,7 +543,7 @@ static void poll_watched(ftmw_ctx *cx, ftmw_qnode *list) {
 static void spawn_one(ftmw_ctx *cx, spawn_req *r, ftmw_qnode *list) {
   ftmw_peer *p = r->p;
   if (r->before)
-    r->before(&r->old, r->old_notice);
+    r->before(cx, &r->old, r->old_notice);
   uv_mutex_lock(&cx->st.lock);
   int go = p->epoch == r->epoch && p->state == FTMW_PEER_JOINING;
   if (go) /* its deadline counts from now, not from the queue */

@@ -75,7 +75,8 @@ int ftmw_spawn_async_ok(void);
 
 /* What runs before a respawn: given the dead incarnation's place and its
  * process's death notice name ("" if none). */
-typedef void (*ftmw_spawn_before)(const ftmw_place *old, const char *notice);
+typedef void (*ftmw_spawn_before)(ftmw_ctx *cx, const ftmw_place *old,
+                                  const char *notice);
 
 /* ft_restore without waiting: queues the spawn of p's new incarnation
  * (its epoch set, JOINING, join_by not 0) on hostfile entry host (-1:

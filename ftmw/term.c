@@ -73,7 +73,7 @@ static void on_signal(uv_async_t *h) {
   ftmw_trace("sigterm", "\"grace_ms\":%llu", (unsigned long long)term.grace_ms);
   uv_mutex_lock(&cx->st.lock);
   __atomic_store_n(&term.requested, 1, __ATOMIC_RELEASE);
-  ftmw_loop_wake_locked(); /* a master's waiting receive reports it */
+  ftmw_loop_wake_locked(&cx->loop); /* a master's waiting receive reports it */
   uv_mutex_unlock(&cx->st.lock);
 }
 
@@ -147,7 +147,8 @@ static void worker_step(ftmw_ctx *cx) {
       !(term.stopping || ftmw_term_requested()))
     return;
   uv_mutex_lock(&cx->st.lock);
-  int computing = !cx->st.finalizing && !ftmw_loop_calls_waiting_locked();
+  int computing =
+      !cx->st.finalizing && !ftmw_loop_calls_waiting_locked(&cx->loop);
   int bye = cx->st.masters[cx->st.primary].bye;
   uv_mutex_unlock(&cx->st.lock);
   if (!computing)

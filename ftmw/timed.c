@@ -9,7 +9,6 @@
 
 /* Decided clock minus this master's own clock, in microseconds
  * (application thread). */
-static int64_t clock_offset;
 
 static uint64_t now_us(void) { return uv_hrtime() / 1000u; }
 
@@ -22,9 +21,9 @@ static uint64_t decided_us(ftmw_ctx *cx) {
   uv_mutex_lock(&cx->st.lock);
   /* Read after the follow, which may wait: the wait is not an offset. */
   if (ftmw_rep_follow(cx, FTMW_DECIDE_CLOCK, -1, &r, &v)) {
-    clock_offset = (int64_t)(v - now_us());
+    cx->clock_offset = (int64_t)(v - now_us());
   } else {
-    v = (uint64_t)((int64_t)now_us() + clock_offset);
+    v = (uint64_t)((int64_t)now_us() + cx->clock_offset);
     ftmw_rep_decide(cx, FTMW_DECIDE_CLOCK, 0, v);
   }
   uv_mutex_unlock(&cx->st.lock);
@@ -51,11 +50,13 @@ int ftmw_fence_worker(int rank, const char *why) {
   /* The incarnation this master's calls know, not the newest one: a
    * replica that makes this call later than the primary may have adopted
    * the incarnation the primary's restore made since, which must live. */
-  ftmw_op op = {.kind = FTMW_OP_FENCE, .peer = p, .why = why,
-                .epoch = ftmw_app_of(p)->app_epoch};
+  ftmw_op op = {.kind = FTMW_OP_FENCE,
+                .peer = p,
+                .why = why,
+                .epoch = ftmw_app_of(cx, p)->app_epoch};
   uv_mutex_lock(&cx->st.lock);
   ftmw_transport_submit(cx, &op, 1);
-  int rc = ftmw_op_wait_locked(&op);
+  int rc = ftmw_op_wait_locked(cx, &op);
   uv_mutex_unlock(&cx->st.lock);
   if (rc != FT_SUCCESS)
     return ftmw_fail(FT_ERR_PEER_FAILED); /* already gone or replaced */

@@ -23,8 +23,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static ftmw_link link_;
-
 /* --- waiting ------------------------------------------------------------ */
 
 /* Whether op is settled, for ftmw_op_wait_locked. */
@@ -33,12 +31,12 @@ static int settled(const void *arg) {
   return o->done && (!o->want_ack || o->acked || o->failed);
 }
 
-int ftmw_transport_wait_locked(int64_t ms) {
-  return ftmw_loop_wait_change_locked(ms);
+int ftmw_transport_wait_locked(ftmw_ctx *cx, int64_t ms) {
+  return ftmw_loop_wait_change_locked(&cx->loop, ms);
 }
 
-int ftmw_op_wait_locked(ftmw_op *op) {
-  ftmw_loop_wait_locked(settled, op, -1);
+int ftmw_op_wait_locked(ftmw_ctx *cx, ftmw_op *op) {
+  ftmw_loop_wait_locked(&cx->loop, settled, op, -1);
   return op->out.failed ? FT_ERR_PEER_FAILED : FT_SUCCESS;
 }
 
@@ -76,9 +74,10 @@ static int primary_first(ftmw_ctx *cx, ftmw_conn *c, const ftmw_peer *p,
 }
 
 /* The frames a module above handles (ftmw_transport_route). */
-static ftmw_frame_fn routes[FTMW_FRAME_TYPE_MAX];
 
-void ftmw_transport_route(int type, ftmw_frame_fn fn) { routes[type] = fn; }
+void ftmw_transport_route(ftmw_ctx *cx, int type, ftmw_frame_fn fn) {
+  cx->routes[type] = fn;
+}
 
 /* Returns non-zero when the connection was closed. */
 static int on_frame(void *ctx, ftmw_conn *c, void *peer, const ftmw_hdr *h,
@@ -104,8 +103,8 @@ static int on_frame(void *ctx, ftmw_conn *c, void *peer, const ftmw_hdr *h,
     ftmw_msg_free_data(payload);
     return 1;
   }
-  if (routes[h->type] != NULL) /* the wire checked the type */
-    return routes[h->type](cx, p, h, payload) || !ftmw_link_open(c);
+  if (cx->routes[h->type] != NULL) /* the wire checked the type */
+    return cx->routes[h->type](cx, p, h, payload) || !ftmw_link_open(c);
   switch (h->type) {
   case FTMW_FRAME_CONFIRM:
   case FTMW_FRAME_COPY: /* only a worker to a replica */
@@ -155,10 +154,10 @@ static int on_frame(void *ctx, ftmw_conn *c, void *peer, const ftmw_hdr *h,
       ftmw_peer_place_locked(p, &at);
     p->welcomed = 1;
     if (p->state == FTMW_PEER_JOINING)
-      ftmw_peer_set_locked(p, FTMW_PEER_ALIVE, h->type == FTMW_FRAME_WELCOME
-                                                   ? "welcomed"
-                                                   : "activated");
-    ftmw_loop_wake_locked();
+      ftmw_peer_set_locked(cx, p, FTMW_PEER_ALIVE,
+                           h->type == FTMW_FRAME_WELCOME ? "welcomed"
+                                                         : "activated");
+    ftmw_loop_wake_locked(&cx->loop);
     uv_mutex_unlock(&cx->st.lock);
     return 0;
   }
@@ -174,7 +173,7 @@ static int on_frame(void *ctx, ftmw_conn *c, void *peer, const ftmw_hdr *h,
       p->bye_clean = (h->flags & FTMW_FLAG_CLEAN) != 0;
     }
     int from_primary = p->kind == FTMW_ROLE_MASTER && p->id == cx->st.primary;
-    ftmw_loop_wake_locked();
+    ftmw_loop_wake_locked(&cx->loop);
     uv_mutex_unlock(&cx->st.lock);
     if (from_primary) /* after SIGTERM a computing worker need not finish */
       ftmw_term_on_primary_end(cx, h->type == FTMW_FRAME_BYE,
@@ -274,9 +273,9 @@ static void on_quiet(void *ctx, ftmw_conn *c, void *peer, int quiet,
     char why[48];
     snprintf(why, sizeof(why), "silent for %llu ms",
              (unsigned long long)silent_ms);
-    ftmw_peer_set_locked(p, FTMW_PEER_SUSPECTED, why);
+    ftmw_peer_set_locked(cx, p, FTMW_PEER_SUSPECTED, why);
   } else if (!quiet && p->state == FTMW_PEER_SUSPECTED) {
-    ftmw_peer_set_locked(p, FTMW_PEER_ALIVE, "heard again");
+    ftmw_peer_set_locked(cx, p, FTMW_PEER_ALIVE, "heard again");
   }
   uv_mutex_unlock(&cx->st.lock);
   /* A primary left with no majority of the masters steps down now, half a
@@ -378,8 +377,8 @@ static const ftmw_link_ops link_ops = {
 
 /* --- work from the application ------------------------------------------ */
 
-static void op_finish(ftmw_op *op, int failed) {
-  ftmw_link_finish(&op->out, failed);
+static void op_finish(ftmw_ctx *cx, ftmw_op *op, int failed) {
+  ftmw_link_finish(&cx->loop, &op->out, failed);
 }
 
 /* Writes op's frame and the frames right after it in work that go to
@@ -415,14 +414,14 @@ static void do_frames(ftmw_ctx *cx, ftmw_op *op, ftmw_qnode *work) {
     ftmw_link_write(c, outs, n);
   } else if (!wait) {
     for (unsigned k = 0; k < n; k++)
-      op_finish(ops[k], 1);
+      op_finish(cx, ops[k], 1);
   }
 }
 
 static void do_connect(ftmw_ctx *cx, ftmw_op *op) {
   ftmw_peer *p = op->peer;
   ftmw_conn *c = NULL;
-  int rc = ftmw_link_connect(&link_, (const struct sockaddr *)&op->addr, p,
+  int rc = ftmw_link_connect(&cx->link, (const struct sockaddr *)&op->addr, p,
                              p->pid_wire, &p->at, &c);
   if (rc == 0) {
     p->conn = c;
@@ -431,7 +430,7 @@ static void do_connect(ftmw_ctx *cx, ftmw_op *op) {
     snprintf(why, sizeof(why), "cannot connect: %s", uv_strerror(rc));
     ftmw_peer_down(cx, p, 0, why);
   }
-  op_finish(op, rc != 0);
+  op_finish(cx, op, rc != 0);
 }
 
 /* Sends ACTIVATE to a spare and rebinds its connection to the worker slot
@@ -442,7 +441,7 @@ static void do_activate(ftmw_ctx *cx, ftmw_op *op) {
   if (c == NULL && w->conn != NULL && w->from_spare == sp->id + 1) {
     /* Its ACTIVATED came first, answering the same ACTIVATE from the
      * primary this master took over from (join.c, own_restore). */
-    op_finish(op, 0);
+    op_finish(cx, op, 0);
     return;
   }
   if (c != NULL && ftmw_link_open(c))
@@ -452,17 +451,17 @@ static void do_activate(ftmw_ctx *cx, ftmw_op *op) {
     uv_mutex_lock(&cx->st.lock);
     ftmw_peer_failed_locked(cx, w, 0, "its spare is gone");
     uv_mutex_unlock(&cx->st.lock);
-    op_finish(op, 1);
+    op_finish(cx, op, 1);
     return;
   }
   uv_mutex_lock(&cx->st.lock);
-  ftmw_peer_set_locked(sp, FTMW_PEER_FINISHED, "activated");
+  ftmw_peer_set_locked(cx, sp, FTMW_PEER_FINISHED, "activated");
   ftmw_peer_place_locked(w, &sp->at);
   uv_mutex_unlock(&cx->st.lock);
   sp->conn = NULL;
   ftmw_link_bind(c, w, w->pid_wire, &w->at);
   w->conn = c;
-  op_finish(op, 0);
+  op_finish(cx, op, 0);
 }
 
 /* The application stops a live worker (timed.h): declared failed here,
@@ -475,7 +474,7 @@ static void do_fence(ftmw_ctx *cx, ftmw_op *op) {
   uv_mutex_unlock(&cx->st.lock);
   if (live && p->conn != NULL)
     ftmw_peer_down(cx, p, 0, op->why);
-  op_finish(op, !live);
+  op_finish(cx, op, !live);
 }
 
 static void unbind_all(ftmw_peer *v, int from, int to) {
@@ -489,9 +488,9 @@ static void stop_all(ftmw_ctx *cx) {
   unbind_all(cx->st.workers, 1, cx->job.W);
   unbind_all(cx->st.masters, 0, cx->job.M);
   unbind_all(cx->st.spares, 0, cx->job.S - 1);
-  ftmw_link_stop(&link_);
+  ftmw_link_stop(&cx->link);
   ftmw_term_close();
-  ftmw_loop_close_handles();
+  ftmw_loop_close_handles(&cx->loop);
 }
 
 /* The ops submitted so far (st.lock held), for run_ops. */
@@ -515,12 +514,12 @@ static void run_ops(void *ctx, ftmw_qnode *work) {
     case FTMW_OP_FENCE: do_fence(cx, op); break;
     case FTMW_OP_ABORT: {
       int code = op->code; /* op is the caller's once finished */
-      op_finish(op, 0);
+      op_finish(cx, op, 0);
       ftmw_abort_start(cx, code, NULL);
       break;
     }
     case FTMW_OP_STOP:
-      op_finish(op, 0);
+      op_finish(cx, op, 0);
       stop_all(cx);
       return;
     }
@@ -532,26 +531,26 @@ int ftmw_transport_start(ftmw_ctx *cx, int listen) {
    * either thread. */
   ftmw_trace_open(cx->job.cfg.trace);
   const ftmw_loop_work work = {cx, take_ops_locked, run_ops};
-  if (ftmw_loop_init(&cx->st.lock, &work,
+  if (ftmw_loop_init(&cx->loop, &cx->st.lock, &work,
                      2 * (uint64_t)cx->job.cfg.heartbeat_ms) != 0)
     return FT_ERR_INTERNAL;
   ftmw_link_cfg cfg = {.heartbeat_ms = (uint64_t)cx->job.cfg.heartbeat_ms,
                        .timeout_ms = (uint64_t)cx->job.cfg.timeout_ms,
                        .max_message = cx->job.cfg.max_message};
   memcpy(cfg.secret, cx->job.secret, sizeof(cfg.secret));
-  ftmw_link_init(&link_, ftmw_loop(), &cfg, &link_ops, cx);
-  ftmw_join_start(cx, &link_);
+  ftmw_link_init(&cx->link, &cx->loop, &cfg, &link_ops, cx);
+  ftmw_join_start(cx);
   if (listen) {
-    int rc = ftmw_link_listen(&link_, cx->st.listen_ip, &cx->st.listen_port);
+    int rc = ftmw_link_listen(&cx->link, cx->st.listen_ip, &cx->st.listen_port);
     if (rc != 0) {
       ftmw_log("cannot listen on %s: %s", cx->st.listen_ip, uv_strerror(rc));
-      ftmw_link_stop(&link_);
-      ftmw_loop_discard();
+      ftmw_link_stop(&cx->link);
+      ftmw_loop_discard(&cx->loop);
       return FT_ERR_NETWORK;
     }
   }
-  ftmw_term_start(cx, ftmw_loop(), cx->job.cfg.term_grace_ms);
-  return ftmw_loop_start() == 0 ? FT_SUCCESS : FT_ERR_INTERNAL;
+  ftmw_term_start(cx, ftmw_loop_uv(&cx->loop), cx->job.cfg.term_grace_ms);
+  return ftmw_loop_start(&cx->loop) == 0 ? FT_SUCCESS : FT_ERR_INTERNAL;
 }
 
 void ftmw_transport_submit(ftmw_ctx *cx, ftmw_op *op, int lock_held) {
@@ -566,11 +565,11 @@ void ftmw_transport_submit(ftmw_ctx *cx, ftmw_op *op, int lock_held) {
 void ftmw_transport_stop(ftmw_ctx *cx) {
   ftmw_op op = {.kind = FTMW_OP_STOP};
   ftmw_transport_submit(cx, &op, 0);
-  ftmw_loop_stop();
+  ftmw_loop_stop(&cx->loop);
 }
 
-uint64_t ftmw_transport_stalled_ms(void) {
-  return ftmw_link_stalled_ms(&link_);
+uint64_t ftmw_transport_stalled_ms(ftmw_ctx *cx) {
+  return ftmw_link_stalled_ms(&cx->link);
 }
 
 void ftmw_op_frame(ftmw_ctx *cx, ftmw_op *op, ftmw_peer *p, int type, int tag,

@@ -30,7 +30,7 @@ void ftmw_transport_stop(ftmw_ctx *cx);
 
 /* Milliseconds this process's loop has not run so far, over all its
  * stalls (traced `stalled`): time in which it watched nobody. Any thread. */
-uint64_t ftmw_transport_stalled_ms(void);
+uint64_t ftmw_transport_stalled_ms(ftmw_ctx *cx);
 
 /* Prepares op to carry one frame to peer p (its current incarnation):
  * type, tag, flags and data (NULL/0 for none). seq is left for the caller
@@ -45,13 +45,13 @@ void ftmw_op_frame_v(ftmw_ctx *cx, ftmw_op *op, ftmw_peer *p, int type, int tag,
 /* Blocks (st.lock held, released meanwhile), running the loop, until
  * op->out.done and, for ACKed frames, until the ACK or the peer's failure.
  * Returns 0 when acknowledged/written, else FT_ERR_PEER_FAILED. */
-int ftmw_op_wait_locked(ftmw_op *op);
+int ftmw_op_wait_locked(ftmw_ctx *cx, ftmw_op *op);
 
 /* Runs the loop (st.lock held, released meanwhile) until anything changes
  * that a caller may wait for, or for at most ms (or forever if ms < 0).
  * Returns 0 on wake-up, -1 on timeout. Callers use ftmw_wait_locked
  * (replica.h), which answers the replicas first. */
-int ftmw_transport_wait_locked(int64_t ms);
+int ftmw_transport_wait_locked(ftmw_ctx *cx, int64_t ms);
 
 /* A handler for frames of one type from peer p (the loop's owner, st.lock
  * not held): it owns payload (ftmw_msg_free_data), and returns non-zero
@@ -63,6 +63,6 @@ typedef int (*ftmw_frame_fn)(ftmw_ctx *cx, ftmw_peer *p, const ftmw_hdr *h,
  * (identity, epoch, a new primary's order), go to fn: how a module above
  * the transport (the replica protocol) receives its own frames without
  * the transport knowing it. Set before ftmw_transport_start. */
-void ftmw_transport_route(int type, ftmw_frame_fn fn);
+void ftmw_transport_route(ftmw_ctx *cx, int type, ftmw_frame_fn fn);
 
 #endif

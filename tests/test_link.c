@@ -2,8 +2,8 @@
  * one loop (a listening "server" and a connecting "client"), or a link and
  * a raw socket that plays a peer which misbehaves on demand. No MPI, no
  * I/O thread: the test runs the loop itself (pump, RUN_UNTIL). Criterion
- * runs each test in its own process, so the loop module's globals (its
- * write count, its SIGPIPE guard) start afresh in each. */
+ * runs each test in its own process, so the loop's counts (its write
+ * count, its SIGPIPE guard) start afresh in each. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -86,7 +86,10 @@ typedef struct {
 
 static raw_peer raw = {.lfd = -1, .fd = -1};
 
-static uv_loop_t loop;
+/* The loop the links run on: only its libuv loop and its counts are used
+ * (nothing hands it over, and no I/O thread runs it). */
+static ftmw_loop owner;
+static uv_loop_t *uv_of_owner(void) { return ftmw_loop_uv(&owner); }
 static side srv = {.name = "server"}, cli = {.name = "client"};
 static void (*pump_hook)(void); /* a raw peer's turn, at each pump */
 
@@ -177,10 +180,10 @@ static const ftmw_link_ops ops = {
 /* One non-blocking pass, the raw peer's turn, then a short sleep on the
  * loop's backend. */
 static void pump(void) {
-  uv_run(&loop, UV_RUN_NOWAIT);
+  uv_run(uv_of_owner(), UV_RUN_NOWAIT);
   if (pump_hook)
     pump_hook();
-  struct pollfd p = {.fd = uv_backend_fd(&loop), .events = POLLIN};
+  struct pollfd p = {.fd = uv_backend_fd(uv_of_owner()), .events = POLLIN};
   poll(&p, 1, 2);
 }
 
@@ -224,7 +227,7 @@ static const ftmw_place client_place = {
 
 static void side_init(side *s, const ftmw_link_cfg *cfg, uint32_t role,
                       uint32_t id, uint32_t pid, const char *host) {
-  ftmw_link_init(&s->link, &loop, cfg, &ops, s);
+  ftmw_link_init(&s->link, &owner, cfg, &ops, s);
   s->inited = 1;
   ftmw_hello self = {.role = role, .id = id, .epoch = 5};
   if (s == &cli)
@@ -236,7 +239,7 @@ static void side_init(side *s, const ftmw_link_cfg *cfg, uint32_t role,
 
 static void setup(void) {
   signal(SIGPIPE, SIG_DFL); /* a SIGPIPE that gets through kills the test */
-  cr_assert_eq(uv_loop_init(&loop), 0);
+  cr_assert_eq(uv_loop_init(uv_of_owner()), 0);
 }
 
 static int server_up(void) {
@@ -309,8 +312,8 @@ static void teardown(void) {
     ftmw_link_stop(&srv.link);
   if (cli.inited)
     ftmw_link_stop(&cli.link);
-  uv_run(&loop, UV_RUN_DEFAULT);
-  cr_assert_eq(uv_loop_close(&loop), 0, "a handle was left open");
+  uv_run(uv_of_owner(), UV_RUN_DEFAULT);
+  cr_assert_eq(uv_loop_close(uv_of_owner()), 0, "a handle was left open");
   free_frames(&srv);
   free_frames(&cli);
   ftmw_msg_release_cache();

@@ -65,7 +65,8 @@ Test(match, any_source_follows_arrival_order, .timeout = 5) {
 #define NOT_POSTED (-100)
 static int posted_tag[4];
 
-static int posted(const ftmw_peer *w, int *tag) {
+static int posted(void *ctx, const ftmw_peer *w, int *tag) {
+  cr_assert_eq(ctx, posted_tag);
   *tag = posted_tag[w->id];
   return posted_tag[w->id] != NOT_POSTED;
 }
@@ -77,14 +78,16 @@ Test(match, posted_receives_keep_source_order, .timeout = 5) {
   posted_tag[1] = 8; /* skips 10 (tag 7): 11 is 1's oldest with tag 8 */
   posted_tag[2] = 8;
   posted_tag[3] = NOT_POSTED;
-  ftmw_msg *m = ftmw_match_posted(&arrivals, peers, 3, posted);
+  ftmw_msg *m = ftmw_match_posted(&arrivals, peers, 3, posted, posted_tag);
   cr_assert_eq(m->source, 1);
   cr_assert_eq(take(m), 11);
   posted_tag[1] = FT_ANY_TAG;
-  cr_assert_eq(take(ftmw_match_posted(&arrivals, peers, 3, posted)), 10);
+  cr_assert_eq(take(ftmw_match_posted(&arrivals, peers, 3, posted, posted_tag)),
+               10);
   posted_tag[1] = NOT_POSTED;
-  cr_assert_eq(take(ftmw_match_posted(&arrivals, peers, 3, posted)), 20);
-  cr_assert_null(ftmw_match_posted(&arrivals, peers, 3, posted));
+  cr_assert_eq(take(ftmw_match_posted(&arrivals, peers, 3, posted, posted_tag)),
+               20);
+  cr_assert_null(ftmw_match_posted(&arrivals, peers, 3, posted, posted_tag));
 }
 
 Test(match, drop_frees_one_source_only, .timeout = 5) {

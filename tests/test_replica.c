@@ -294,7 +294,7 @@ static void happen(const event *e) {
     break;
   case EV_WORKER_FAILS: ftmw_peer_failed_locked(cx, w, 1, "scripted"); break;
   case EV_WORKER_FINISHES:
-    ftmw_peer_set_locked(w, FTMW_PEER_FINISHED, "scripted");
+    ftmw_peer_set_locked(cx, w, FTMW_PEER_FINISHED, "scripted");
     break;
   case EV_MASTER_FAILS: { /* ftmw_peer_down: the next live master is primary */
     ftmw_peer *m = &cx->st.masters[e->from];
@@ -310,7 +310,8 @@ static void happen(const event *e) {
 
 static void now(event e) { happen(&e); }
 
-static int fake_wait(int64_t ms) {
+static int fake_wait(ftmw_ctx *via, int64_t ms) {
+  cr_assert_eq(via, cx, "the protocol waited in another context");
   if (played < nscript) {
     happen(&script[played++]);
     return 0;
@@ -341,8 +342,8 @@ static void init_peers(ftmw_peer *v, int n, int kind) {
 }
 
 static void join(ftmw_peer *p) {
-  cr_assert_eq(ftmw_peer_set_locked(p, FTMW_PEER_JOINING, "test"), 0);
-  cr_assert_eq(ftmw_peer_set_locked(p, FTMW_PEER_ALIVE, "test"), 0);
+  cr_assert_eq(ftmw_peer_set_locked(cx, p, FTMW_PEER_JOINING, "test"), 0);
+  cr_assert_eq(ftmw_peer_set_locked(cx, p, FTMW_PEER_ALIVE, "test"), 0);
 }
 
 /* This process as master id (or worker id, role FTMW_ROLE_WORKER) with every
@@ -371,8 +372,8 @@ static void start_as(int role, int id) {
       join(&cx->st.masters[k]);
   cx->st.initialized = 1;
   cr_assert_eq(ftmw_rep_init(cx, NW), 0);
-  cr_assert_eq(ftmw_app_init(NW), 0);
-  ftmw_rep_use_link(&fake);
+  cr_assert_eq(ftmw_app_init(cx, NW), 0);
+  ftmw_rep_use_link(cx, &fake);
 }
 
 static void start(int id) { start_as(FTMW_ROLE_MASTER, id); }
@@ -390,7 +391,7 @@ static const ftmw_rep_outcome *kept_outcome(const ftmw_peer *p, uint64_t n) {
 
 /* What ft_finalize frees (api.c's free_all), and the frames' copies. */
 static void stop(void) {
-  ftmw_rep_use_link(NULL);
+  ftmw_rep_use_link(cx, NULL);
   for (int i = 0; i < nsent; i++)
     free(sent[i].data);
   nsent = 0;
@@ -403,7 +404,7 @@ static void stop(void) {
   for (int k = 0; k <= cx->job.M; k++)
     ftmw_match_drop(&cx->st.masters[k]);
   ftmw_rep_free(cx, cx->job.W);
-  ftmw_app_free();
+  ftmw_app_free(cx);
   free(cx->st.workers);
   free(cx->st.masters);
   cx->st.workers = cx->st.masters = NULL;
@@ -790,7 +791,7 @@ Test(replica, replica_fails_while_primary_waits) {
 Test(replica, send_case1_replica_asks_then_reports_failure) {
   start(1);
   ftmw_peer *p = &cx->st.workers[1];
-  uint64_t seq = ++ftmw_app_of(p)->next_seq; /* as api.c numbers it */
+  uint64_t seq = ++ftmw_app_of(cx, p)->next_seq; /* as api.c numbers it */
   SCRIPT(worker_fails(1), verdict(0, 1, 1, 0));
   cr_assert_eq(ftmw_rep_send(cx, p, seq), FT_ERR_PEER_FAILED);
   cr_assert_eq(ftmw_rep_verdict(cx, p), 0);
@@ -830,7 +831,7 @@ Test(replica, send_case1_primary_answers_failure) {
  * master makes of the send once it has failed (1: it completes as the old
  * primary's did). */
 static int send_verdict(ftmw_peer *p) {
-  uint64_t seq = ++ftmw_app_of(p)->next_seq;
+  uint64_t seq = ++ftmw_app_of(cx, p)->next_seq;
   ftmw_rep_number(cx, p, seq);
   cr_assert_eq(ftmw_rep_send(cx, p, seq), FT_ERR_PEER_FAILED);
   int ok = ftmw_rep_send_verdict(cx, p);
@@ -963,7 +964,7 @@ Test(replica, new_primary_finds_worker_failed_before_sending_follows_old) {
 Test(replica, new_primary_acked_of_earlier_send_says_nothing) {
   start(1);
   ftmw_peer *q = &cx->st.workers[2];
-  ftmw_rep_number(cx, q, ++ftmw_app_of(q)->next_seq);
+  ftmw_rep_number(cx, q, ++ftmw_app_of(cx, q)->next_seq);
   now(acked(2, 1));
   cr_assert_eq(send_verdict_after_takeover(&cx->st.workers[1]), 0);
 }
@@ -1067,7 +1068,7 @@ Test(replica, send_case2_primary_answers_ok_once_exchange_ends) {
 Test(replica, send_case2_replica_follows_ok_verdict) {
   start(2);
   ftmw_peer *p = &cx->st.workers[1];
-  uint64_t seq = ++ftmw_app_of(p)->next_seq;
+  uint64_t seq = ++ftmw_app_of(cx, p)->next_seq;
   SCRIPT(worker_fails(1), verdict(0, 1, 1, 1));
   cr_assert_eq(ftmw_rep_send(cx, p, seq), FT_ERR_PEER_FAILED);
   cr_assert_eq(ftmw_rep_verdict(cx, p), 1);
@@ -1084,7 +1085,7 @@ Test(replica, send_case2_verdict_already_here) {
   start(2);
   ftmw_peer *p = &cx->st.workers[1];
   SCRIPT(verdict(0, 1, 1, 1), worker_fails(1));
-  cr_assert_eq(ftmw_rep_send(cx, p, ++ftmw_app_of(p)->next_seq),
+  cr_assert_eq(ftmw_rep_send(cx, p, ++ftmw_app_of(cx, p)->next_seq),
                FT_ERR_PEER_FAILED);
   cr_assert_eq(ftmw_rep_verdict(cx, p), 1);
   script_played();
@@ -1110,7 +1111,7 @@ Test(replica, verdicts_out_of_order_each_for_its_exchange) {
   ftmw_rep_serve(cx);
   nsent = 0;
   SCRIPT(worker_fails(1), verdict(1, 1, 2, 0), verdict(1, 1, 1, 1));
-  cr_assert_eq(ftmw_rep_send(cx, p, ++ftmw_app_of(p)->next_seq),
+  cr_assert_eq(ftmw_rep_send(cx, p, ++ftmw_app_of(cx, p)->next_seq),
                FT_ERR_PEER_FAILED);
   cr_assert_eq(ftmw_rep_verdict(cx, p), 1,
                "exchange 1 succeeded in the primary");
@@ -1359,7 +1360,7 @@ Test(replica, primary_send_case1_replica_sends_itself) {
   start(1);
   ftmw_peer *p = &cx->st.workers[1];
   SCRIPT(master_fails(0));
-  cr_assert_eq(ftmw_rep_send(cx, p, ++ftmw_app_of(p)->next_seq),
+  cr_assert_eq(ftmw_rep_send(cx, p, ++ftmw_app_of(cx, p)->next_seq),
                FTMW_REP_SEND_SELF);
   script_played();
   cr_assert_eq(cx->st.primary, 1);
@@ -1376,7 +1377,8 @@ Test(replica, primary_send_case2_replica_reports_done_to_new_primary) {
   start(2);
   ftmw_peer *p = &cx->st.workers[1];
   SCRIPT(acked(1, 1));
-  cr_assert_eq(ftmw_rep_send(cx, p, ++ftmw_app_of(p)->next_seq), FT_SUCCESS);
+  cr_assert_eq(ftmw_rep_send(cx, p, ++ftmw_app_of(cx, p)->next_seq),
+               FT_SUCCESS);
   script_played();
   ftmw_rep_end(cx, p, 1, NULL);
   now(master_fails(0));
@@ -1618,7 +1620,7 @@ Test(replica, failure_of_an_adopted_incarnation_stays_to_report) {
   start(1);
   ftmw_peer *p = &cx->st.workers[2];
   ftmw_peer_failed_locked(cx, p, 1, "closed");
-  cr_assert_eq(ftmw_peer_begin_locked(p, 1, FTMW_PEER_ALIVE, "adopted"), 0);
+  cr_assert_eq(ftmw_peer_begin_locked(cx, p, 1, FTMW_PEER_ALIVE, "adopted"), 0);
   ftmw_peer_failed_locked(cx, p, 1, "silent");
   cr_assert_eq(ftmw_report_failure_locked(cx, p, "ft_recv"),
                FT_ERR_PEER_FAILED);
@@ -1629,7 +1631,7 @@ Test(replica, failure_of_an_adopted_incarnation_stays_to_report) {
       FT_SUCCESS);
   cr_assert_eq(e, 1);
   cr_assert_eq(p->unreported, 1, "the restore hid incarnation 1's failure");
-  ftmw_app_of(p)->app_epoch = e; /* as ft_restore does */
+  ftmw_app_of(cx, p)->app_epoch = e; /* as ft_restore does */
   ftmw_report_failure_locked(cx, p, "ft_recv");
   cr_assert_eq(p->unreported, 0);
 }
@@ -1644,7 +1646,7 @@ Test(replica, kept_of_a_replaced_incarnation_is_dropped) {
   start(1);
   ftmw_peer *p = &cx->st.workers[1];
   ftmw_peer_failed_locked(cx, p, 1, "closed");
-  cr_assert_eq(ftmw_peer_begin_locked(p, 1, FTMW_PEER_ALIVE, "adopted"), 0);
+  cr_assert_eq(ftmw_peer_begin_locked(cx, p, 1, FTMW_PEER_ALIVE, "adopted"), 0);
   event old = kept(2, 1, 5, 7, "task 3");
   now(old);
   cr_assert_eq(queued(&p->inbox), 0, "incarnation 0's message was queued");
@@ -1664,23 +1666,27 @@ Test(replica, dead_incarnation_never_lives_again) {
   unsigned long failures = ftmw_failures();
   ftmw_peer_failed_locked(cx, p, 1, "closed");
   cr_assert_eq(ftmw_failures(), failures + 1);
-  cr_assert_eq(ftmw_peer_set_locked(p, FTMW_PEER_ALIVE, "test"), -1);
-  cr_assert_eq(ftmw_peer_set_locked(p, FTMW_PEER_JOINING, "test"), -1);
-  cr_assert_eq(ftmw_peer_set_locked(p, FTMW_PEER_SUSPECTED, "test"), -1);
-  cr_assert_eq(ftmw_peer_begin_locked(p, p->epoch, FTMW_PEER_JOINING, "test"),
-               -1, "the same incarnation begun again");
-  cr_assert_eq(ftmw_peer_begin_locked(p, p->epoch + 1, FTMW_PEER_SUSPECTED,
-                                      "test"), -1);
+  cr_assert_eq(ftmw_peer_set_locked(cx, p, FTMW_PEER_ALIVE, "test"), -1);
+  cr_assert_eq(ftmw_peer_set_locked(cx, p, FTMW_PEER_JOINING, "test"), -1);
+  cr_assert_eq(ftmw_peer_set_locked(cx, p, FTMW_PEER_SUSPECTED, "test"), -1);
+  cr_assert_eq(
+      ftmw_peer_begin_locked(cx, p, p->epoch, FTMW_PEER_JOINING, "test"), -1,
+      "the same incarnation begun again");
+  cr_assert_eq(
+      ftmw_peer_begin_locked(cx, p, p->epoch + 1, FTMW_PEER_SUSPECTED, "test"),
+      -1);
   cr_assert_eq(p->state, FTMW_PEER_FAILED);
   cr_assert_eq(p->epoch, 0);
-  cr_assert_eq(ftmw_peer_begin_locked(p, 1, FTMW_PEER_JOINING, "restored"), 0);
+  cr_assert_eq(ftmw_peer_begin_locked(cx, p, 1, FTMW_PEER_JOINING, "restored"),
+               0);
   cr_assert_eq(p->epoch, 1);
-  cr_assert_eq(ftmw_peer_set_locked(p, FTMW_PEER_ALIVE, "joined"), 0);
-  cr_assert_eq(ftmw_peer_begin_locked(p, 1, FTMW_PEER_ALIVE, "adopted"), -1);
+  cr_assert_eq(ftmw_peer_set_locked(cx, p, FTMW_PEER_ALIVE, "joined"), 0);
+  cr_assert_eq(ftmw_peer_begin_locked(cx, p, 1, FTMW_PEER_ALIVE, "adopted"),
+               -1);
   ftmw_peer_failed_locked(cx, p, 1, "closed");
   cr_assert_eq(ftmw_failures(), failures + 2);
   /* a replica adopts the primary's next incarnation as it announces itself */
-  cr_assert_eq(ftmw_peer_begin_locked(p, 3, FTMW_PEER_ALIVE, "adopted"), 0);
+  cr_assert_eq(ftmw_peer_begin_locked(cx, p, 3, FTMW_PEER_ALIVE, "adopted"), 0);
   cr_assert_eq(p->state, FTMW_PEER_ALIVE);
   cr_assert_eq(p->epoch, 3);
 }

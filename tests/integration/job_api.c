@@ -359,12 +359,13 @@ static void hang(int rank) {
   if (rank != 0)
     return;
   CHECK(ft_recv(msg, 2, FT_DOUBLE, 1, 1, &st) == 2, "pid message");
-  uint64_t stalled0 = ftmw_transport_stalled_ms();
+  uint64_t stalled0 = ftmw_transport_stalled_ms(&ftmw_default_ctx);
   double stop_s = now_s();
   CHECK(kill((pid_t)msg[0], SIGSTOP) == 0, "SIGSTOP worker 1");
   int r = ft_recv(msg, 2, FT_DOUBLE, 1, 1, &st);
   double reported_ms = (now_s() - stop_s) * 1000;
-  double stalled_ms = (double)(ftmw_transport_stalled_ms() - stalled0);
+  double stalled_ms =
+      (double)(ftmw_transport_stalled_ms(&ftmw_default_ctx) - stalled0);
   double detected_ms =
       ((double)ftmw_default_ctx.st.workers[1].failed_at / 1e9 - stop_s) * 1000;
   kill((pid_t)msg[0], SIGKILL);
@@ -412,10 +413,12 @@ static void rogue_try(const char *what, const void *bytes, size_t len,
   (void)w;
   char buf[256];
   double t0 = now_s();
-  uint64_t stalled0 = ftmw_transport_stalled_ms(); /* deadlines move on */
+  uint64_t stalled0 =
+      ftmw_transport_stalled_ms(&ftmw_default_ctx); /* deadlines move on */
   ssize_t n = read(fd, buf, sizeof(buf)); /* 0 (EOF) or -1 (reset): dropped */
   double took = now_s() - t0;
-  double stalled_s = (double)(ftmw_transport_stalled_ms() - stalled0) / 1000;
+  double stalled_s =
+      (double)(ftmw_transport_stalled_ms(&ftmw_default_ctx) - stalled0) / 1000;
   CHECK(n <= 0, "%s: the master answered %zd bytes instead of closing", what, n);
   CHECK(took - stalled_s < limit_s, "%s: not dropped within %.1f s (%.1f s, "
         "%.1f s of them stalled)", what, limit_s, took, stalled_s);
