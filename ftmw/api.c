@@ -251,8 +251,9 @@ static void forget_posted(ftmw_ctx *cx, ftmw_peer *p) {
   a->log.posted = NULL; /* ms_restore posts it again if it replays it */
 }
 
-int ft_restore(int rank) {
-  ftmw_ctx *cx = &ftmw_default_ctx;
+int ft_restore(int rank) { return ftmw_restore(&ftmw_default_ctx, rank); }
+
+int ftmw_restore(ftmw_ctx *cx, int rank) {
   ftmw_peer *p = ftmw_master_peer(cx, rank);
   if (p == NULL)
     return 0;

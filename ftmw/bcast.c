@@ -43,7 +43,7 @@ static int send_all(ftmw_ctx *cx, const char *call, int logged, const void *buf,
   for (int r = 1; r <= W; r++) {
     if (req[r] != FT_REQUEST_NULL) {
       FT_Status s;
-      ft_request_wait(&req[r], &s);
+      ftmw_request_wait(cx, &req[r], &s);
       err[r] = s.error;
     }
     if (rec[r])

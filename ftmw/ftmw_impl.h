@@ -66,9 +66,10 @@ struct ftmw_state {
 /* The context: this process's records, handed down explicitly to every
  * function that reads or changes them (the ftmw_ctx *cx of their
  * signatures). A process has one, ftmw_default_ctx; only the entry points
- * name it: the API calls, the callbacks libuv and the library's threads
- * run, and the few functions of the farm layer's and the MPI layer's
- * door (timed.h, identity.h). */
+ * name it: the API calls, and the few functions of the farm layer's and
+ * the MPI layer's doors (timed.h, owned.h, identity.h). The callbacks
+ * libuv and the library's threads run get it from what they were
+ * registered with (docs/architecture.md, "The context"). */
 struct ftmw_ctx {
   struct ftmw_state st;
   struct ftmw_job job;        /* job.h */
@@ -77,17 +78,22 @@ struct ftmw_ctx {
   const struct ftmw_rep_link *rep_link; /* what it sends through (NULL:
                                            the transport; replica.h) */
 
-  /* What one module keeps for itself (no other module touches it): */
+  /* What one module keeps for itself (the one named), or two: */
   ftmw_loop loop; /* loop.c: the loop and who runs it */
-  ftmw_link link; /* transport.c: the connections (the loop's owner) */
+  ftmw_link link; /* transport.c: the connections (the loop's owner);
+                     join.c tells it who this process is */
+  /* transport.c: the frames a module above handles, by type
+   * (ftmw_transport_route) */
   int (*routes[FTMW_FRAME_TYPE_MAX])(struct ftmw_ctx *cx, ftmw_peer *p,
                                      const ftmw_hdr *h, void *payload);
-  /* transport.c: ftmw_transport_route's */
   struct ftmw_app_peer *app; /* calls.c: [0..app_n - 1], the API's state
                                 of each worker (application thread) */
   int app_n;
-  ftmw_qnode to_masters;  /* isend.c: a worker's requests (app. thread) */
-  int64_t clock_offset;   /* timed.c: the primary's clock, decided */
+  ftmw_qnode to_masters;  /* isend.c: a worker's requests, which all go to
+                             the primary, whichever master that is
+                             (application thread; set up by ft_init) */
+  int64_t clock_offset;   /* timed.c: the decided clock minus this
+                             master's own, in microseconds (app. thread) */
   unsigned long failures; /* peer.c: peers FAILED or FENCED, ever (atomic:
                              written under st.lock, read without it) */
   int abort_code;         /* abort.c: the status, once st.aborting */
@@ -124,6 +130,10 @@ FTMW_HIDDEN int ftmw_irecv(ftmw_ctx *cx, const char *call, int logged,
                            void *buf, int count, FT_Datatype type, int source,
                            int tag);
 FTMW_HIDDEN int ftmw_wait(ftmw_ctx *cx, const char *call, int rank);
+/* ft_restore and ft_request_wait, in cx (api.c, isend.c). */
+FTMW_HIDDEN int ftmw_restore(ftmw_ctx *cx, int rank);
+FTMW_HIDDEN int ftmw_request_wait(ftmw_ctx *cx, FT_Request *req,
+                                  FT_Status *status);
 /* ms.c: ms_send (and ms_bcast's send to each worker, whose tag,
  * FTMW_TAG_BCAST, no application call may use). */
 FTMW_HIDDEN int ftmw_ms_send(ftmw_ctx *cx, const char *call, const void *buf,

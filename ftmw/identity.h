@@ -1,6 +1,7 @@
 /* This process's identity, for the modules below the job (the trace, the
  * way out): what it is now (a spare activated becomes a worker). Defined
- * in state.c, from ftmw_job (job.h), which these modules do not include. */
+ * in state.c, from the default context's job (job.h), which these modules
+ * do not include. */
 #ifndef FTMW_IDENTITY_H
 #define FTMW_IDENTITY_H
 

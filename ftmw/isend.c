@@ -33,8 +33,7 @@ struct ft_request {
   unsigned char data[];
 };
 
-/* A worker's sends all go to the primary, whichever master that is. */
-
+/* The requests to keep for p: a worker's go to cx->to_masters. */
 static ftmw_qnode *queue_of(ftmw_ctx *cx, ftmw_peer *p) {
   return ftmw_is_master(cx) ? &ftmw_app_of(cx, p)->isends : &cx->to_masters;
 }
@@ -302,7 +301,10 @@ static int null_request(FT_Status *status) {
 }
 
 int ft_request_wait(FT_Request *req, FT_Status *status) {
-  ftmw_ctx *cx = &ftmw_default_ctx;
+  return ftmw_request_wait(&ftmw_default_ctx, req, status);
+}
+
+int ftmw_request_wait(ftmw_ctx *cx, FT_Request *req, FT_Status *status) {
   int rc = check(cx, req == NULL, 0);
   if (rc != FT_SUCCESS)
     return ftmw_fail(rc);
@@ -346,7 +348,7 @@ int ft_request_waitall(int n, FT_Request *reqs, FT_Status *statuses) {
   int first = FT_SUCCESS;
   for (int i = 0; i < n; i++) {
     FT_Status s;
-    ft_request_wait(&reqs[i], &s);
+    ftmw_request_wait(cx, &reqs[i], &s);
     if (statuses)
       statuses[i] = s;
     if (first == FT_SUCCESS)

@@ -1,8 +1,11 @@
 /* This process's place in the job, and the job's settings: set at
  * start-up (launch.c, setup.c) before the transport starts, and read by
- * every layer. One change later: a spare activated becomes a worker
- * (role, id, epoch; join.c's ftmw_join_activate, under st.lock, while its
- * application thread waits in ft_init for exactly that). */
+ * every layer. Changes later: a spare activated becomes a worker (role,
+ * id, epoch; join.c's ftmw_join_activate, under st.lock, while its
+ * application thread waits in ft_init for exactly that); the masters'
+ * addresses (masters_at), learned during ft_init as the replicas start
+ * (launch.c, spawn.c), and the primary's own rewritten at each set-up
+ * record it fills (setup.c, on whichever thread spawns). */
 #ifndef FTMW_JOB_H
 #define FTMW_JOB_H
 
@@ -35,7 +38,9 @@ struct ftmw_job {
   uint8_t secret[FTMW_SECRET_SIZE];
   char host[FTMW_HOST_MAX]; /* this process's host name */
   ftmw_place place; /* where it runs (join.c, as the transport starts) */
-  ftmw_addr masters_at[FTMW_MAX_MASTERS]; /* the masters' (setup.c) */
+  /* Every master's listening address, in priority order: what each new
+   * process (worker, spare, replacement) is told to connect to. */
+  ftmw_addr masters_at[FTMW_MAX_MASTERS];
 };
 
 /* The process id on the wire (FTMW_PID_*) of the process job describes

@@ -23,7 +23,7 @@
 
 struct ftmw_peer;
 
-/* Initialises MPI if needed, fills ftmw_st (role, identity, settings,
+/* Initialises MPI if needed, fills cx (role, identity, settings,
  * peers), starts the transport and connects the job. Returns 1 for a
  * process created at start-up, 0 for one started by ft_restore, -1 on
  * failure (reason printed). A spare does not return until activated. */

@@ -174,7 +174,7 @@ static int restore(ftmw_ctx *cx, int rank, int wait_last) {
   if (p == NULL)
     return 0;
   for (int attempt = 1;; attempt++) {
-    if (!ft_restore(rank))
+    if (!ftmw_restore(cx, rank))
       return 0; /* not failed, or no host or spare left: ft_restore says */
     ftmw_trace("replay_started", "\"peer\":%d,\"attempt\":%d,\"logged\":%d",
                rank, attempt, ftmw_app_of(cx, p)->log.ncalls);

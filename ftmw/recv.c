@@ -131,8 +131,8 @@ static ftmw_post *oldest_post(ftmw_ctx *cx, const ftmw_peer *p) {
   return q->n ? &q->v[q->head] : NULL;
 }
 
-/* Whether worker r has a receive posted, and the tag of its oldest
- * (ftmw_match_posted). */
+/* Whether worker w has a receive posted, and the tag of its oldest
+ * (ftmw_match_posted; ctx: the context). */
 static int posted(void *ctx, const ftmw_peer *w, int *tag) {
   ftmw_ctx *cx = ctx;
   const ftmw_post *q = oldest_post(cx, w);

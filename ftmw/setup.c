@@ -7,9 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Every master's listening address, in priority order: what each new
- * process (worker, spare, replacement) is told to connect to. */
-
 ftmw_addr *ftmw_setup_masters(ftmw_ctx *cx) { return cx->job.masters_at; }
 
 void ftmw_setup_apply(ftmw_ctx *cx, const ftmw_setup *s) {

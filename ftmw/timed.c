@@ -7,9 +7,6 @@
 #include "replica.h"
 #include "transport.h"
 
-/* Decided clock minus this master's own clock, in microseconds
- * (application thread). */
-
 static uint64_t now_us(void) { return uv_hrtime() / 1000u; }
 
 /* The masters' clock in microseconds (see ftmw_decided_ms). */

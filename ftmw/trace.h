@@ -4,7 +4,7 @@
 #ifndef FTMW_TRACE_H
 #define FTMW_TRACE_H
 
-/* Opens path for appending; identity fields come from ftmw_st. */
+/* Opens path for appending; identity fields come from identity.h. */
 void ftmw_trace_open(const char *path);
 void ftmw_trace_close(void);
 int ftmw_trace_enabled(void);

@@ -73,8 +73,6 @@ static int primary_first(ftmw_ctx *cx, ftmw_conn *c, const ftmw_peer *p,
   return !ftmw_link_open(c);
 }
 
-/* The frames a module above handles (ftmw_transport_route). */
-
 void ftmw_transport_route(ftmw_ctx *cx, int type, ftmw_frame_fn fn) {
   cx->routes[type] = fn;
 }

@@ -8,8 +8,8 @@
  * its send records every frame the protocol writes (to which master, type,
  * tag, flags, seq, a copy of the payload); its wait plays the test's
  * script, one event per wait: a frame that arrives (DECIDE, DONE, SUSPECT,
- * VERDICT, ACKED, KEPT, COPY, CONFIRM) or a process that dies, applied to the state
- * as the transport's receive path applies it: the frames the transport
+ * VERDICT, ACKED, KEPT, COPY, CONFIRM) or a process that dies, applied to the
+ * state as the transport's receive path applies it: the frames the transport
  * routes to the protocol go to its own handler (ftmw_rep_on_frame), a
  * DECIDE to its queue (ftmw_rep_queue_decision_locked), a COPY to inbox.c,
  * a death through peer.c. A wait with nothing left to happen fails the
@@ -18,8 +18,9 @@
  * The test body is the application thread inside a call: it holds st.lock
  * throughout, as replica.h requires, and the events that run the loop's
  * side of the library (which takes the lock itself) release it meanwhile,
- * as the real wait does. Criterion runs each test in its own process, so
- * replica.c's statics (a pending ft_is_primary) start afresh in each. */
+ * as the real wait does. Each test sets the protocol's state up afresh
+ * (ftmw_rep_init) and frees it (ftmw_rep_free); Criterion also runs each
+ * test in its own process. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
