@@ -323,8 +323,12 @@ static int replicated_serve(ftmw_ctx *cx) {
   for (int r = 1; r <= cx->job.W && cx->job.id == cx->st.primary; r++) {
     ftmw_rep_worker *w = &cx->rep->workers[r];
     for (int k = 0; k <= cx->job.M; k++) {
-      if (w->suspect_by[k] != 0 && !ftmw_rep_alive(cx, k))
-        w->suspect_by[k] = 0; /* nobody waits for the answer */
+      /* Nobody waits for the answer when the asker is dead, or has
+       * completed that exchange since (its SUSPECT crossed the VERDICT,
+       * and its DONE followed): the outcome may be dropped by then. */
+      if (w->suspect_by[k] != 0 &&
+          (!ftmw_rep_alive(cx, k) || w->done_by[k] >= w->suspect_by[k]))
+        w->suspect_by[k] = 0;
       if (w->suspect_by[k] != 0 && w->suspect_by[k] <= w->calls) {
         answer(cx, &cx->st.workers[r], w->suspect_by[k]);
         n++;

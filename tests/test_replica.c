@@ -827,6 +827,37 @@ Test(replica, send_case1_primary_answers_failure) {
   cr_assert_str_eq(frames(), "VERDICT>1 tag=1 seq=1, VERDICT>2 tag=1 seq=1");
 }
 
+/* A replica's SUSPECT that crossed the primary's VERDICT on the same
+ * exchange, and that the replica's DONE of it followed: nobody waits for
+ * its answer. The primary, which had gone on to the next exchange (a
+ * failure it told at once), answered it all the same: the outcome was no
+ * longer kept ("... is no longer kept: reported as a failure") and it
+ * told every replica a failure of exchange 1 where its own succeeded
+ * (job.openmpi.spawn.replicas2_worker_dies_acked_primary_only, failed
+ * once in CI on that line). */
+Test(replica, suspect_followed_by_its_done_is_not_answered) {
+  start(0);
+  ftmw_peer *p = &cx->st.workers[1];
+  cr_assert_eq(ftmw_rep_begin(cx, p), 0);
+  ftmw_rep_end(cx, p, 1, NULL); /* exchange 1: the send succeeded */
+  now(suspect(1, 1, 1));
+  ftmw_rep_serve(cx);
+  cr_assert_str_eq(frames(),
+                   "VERDICT>1 tag=1 seq=1 ok, VERDICT>2 tag=1 seq=1 ok");
+  now(done(1, 1, 1));
+  now(suspect(2, 1, 1)); /* sent before the VERDICT came */
+  now(done(2, 1, 1));
+  cr_assert_eq(ftmw_rep_begin(cx, p), 0);
+  now(worker_fails(1));
+  ftmw_rep_end(cx, p, 0, NULL); /* exchange 2 reports the failure */
+  ftmw_rep_serve(cx);
+  cr_assert_str_eq(frames(),
+                   "VERDICT>1 tag=1 seq=1 ok, VERDICT>2 tag=1 seq=1 ok, "
+                   "VERDICT>1 tag=1 seq=2, VERDICT>2 tag=1 seq=2",
+                   "exchange 1 told once; sent: %s", frames());
+  cr_assert_eq(rw(p)->suspect_by[2], 0);
+}
+
 /* This replica's ft_send to worker p, numbered as send.c numbers it,
  * while the scripted events happen (p fails among them): what this
  * master makes of the send once it has failed (1: it completes as the old
