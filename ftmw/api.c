@@ -89,7 +89,7 @@ static void free_all(ftmw_ctx *cx) {
   uv_mutex_lock(&cx->st.lock);
   for (int r = 0; r <= cx->job.W; r++)
     ftmw_match_drop(&cx->st.workers[r]);
-  ftmw_rep_free(cx, cx->job.W);
+  ftmw_rep_free(cx);
   for (int k = 0; k <= cx->job.M; k++)
     ftmw_match_drop(&cx->st.masters[k]);
   uv_mutex_unlock(&cx->st.lock);

@@ -64,7 +64,7 @@ static int alloc_peers(ftmw_ctx *cx) {
   cx->st.masters = calloc((size_t)cx->job.M + 1, sizeof(ftmw_peer));
   cx->st.spares = calloc((size_t)cx->job.S + 1, sizeof(ftmw_peer));
   if (!cx->st.workers || !cx->st.masters || !cx->st.spares ||
-      ftmw_rep_init(cx, cx->job.W) != 0)
+      ftmw_rep_init(cx) != 0)
     return -1;
   init_peers(cx->st.workers, 0, cx->job.W, FTMW_ROLE_WORKER, worker_pid);
   init_peers(cx->st.masters, 0, cx->job.M, FTMW_ROLE_MASTER, master_pid);

@@ -61,7 +61,7 @@ typedef struct ftmw_loop {
   int pass_now;       /* the I/O thread must make a pass at once */
   uint64_t left_at;   /* when the last call left (uv_hrtime) */
   uint64_t due;       /* a waiting I/O thread's pass is due then (0: none) */
-  uint64_t batch_due; /* lp->due, when a lazy frame found it soon enough */
+  uint64_t batch_due; /* due, when a lazy frame found it soon enough */
   uint64_t io_until;  /* the waiting I/O thread wakes by then */
 } ftmw_loop;
 

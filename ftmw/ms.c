@@ -144,12 +144,13 @@ int ms_irecv(void *buf, int count, FT_Datatype type, int source, int tag) {
                 ftmw_irecv(cx, "ms_irecv", 1, buf, count, type, source, tag));
 }
 
-/* One replayed operation against the new incarnation of worker *rank. */
+/* Where a replay goes: the new incarnation of worker rank, in cx. */
 typedef struct replay_to {
   ftmw_ctx *cx;
   int rank;
 } replay_to;
 
+/* One replayed operation (ctx: a replay_to). */
 static int replay_op(void *ctx, int kind, ftmw_mslog_call *c) {
   ftmw_ctx *cx = ((replay_to *)ctx)->cx;
   int rank = ((replay_to *)ctx)->rank;

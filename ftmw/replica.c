@@ -25,7 +25,7 @@
 
 /* --- state and link ------------------------------------------------------- */
 
-int ftmw_rep_init(ftmw_ctx *cx, int W) {
+int ftmw_rep_init(ftmw_ctx *cx) {
   static const int types[] = {FTMW_FRAME_DECIDE,  FTMW_FRAME_DECIDED,
                               FTMW_FRAME_KEPT,    FTMW_FRAME_ACKED,
                               FTMW_FRAME_MARK,    FTMW_FRAME_DONE,
@@ -33,7 +33,7 @@ int ftmw_rep_init(ftmw_ctx *cx, int W) {
   ftmw_rep_state *rs = calloc(1, sizeof(*rs));
   if (rs == NULL)
     return -1;
-  rs->workers = calloc((size_t)W + 1, sizeof(*rs->workers));
+  rs->workers = calloc((size_t)cx->job.W + 1, sizeof(*rs->workers));
   if (rs->workers == NULL) {
     free(rs);
     return -1;
@@ -45,11 +45,11 @@ int ftmw_rep_init(ftmw_ctx *cx, int W) {
   return 0;
 }
 
-void ftmw_rep_free(ftmw_ctx *cx, int W) {
+void ftmw_rep_free(ftmw_ctx *cx) {
   ftmw_rep_state *rs = cx->rep;
   if (rs == NULL)
     return;
-  for (int r = 0; r <= W; r++) {
+  for (int r = 0; r <= cx->job.W; r++) {
     ftmw_rep_worker *w = &rs->workers[r];
     for (uint32_t i = 0; i < w->kept; i++)
       ftmw_msg_free(w->ring[(w->first + i) % w->cap].msg);

@@ -31,12 +31,12 @@ typedef struct ftmw_rep_link {
 /* Makes cx's protocol use l (NULL: the transport, the default). */
 void ftmw_rep_use_link(ftmw_ctx *cx, const ftmw_rep_link *l);
 
-/* Sets up the protocol's state for W workers, cx->rep (before the
+/* Sets up the protocol's state for cx->job.W workers, cx->rep (before the
  * transport starts: frames may come at once), and routes its frames to
  * it. Returns 0, or -1 out of memory. ftmw_rep_free frees it
  * (ft_finalize). */
-int ftmw_rep_init(ftmw_ctx *cx, int W);
-void ftmw_rep_free(ftmw_ctx *cx, int W);
+int ftmw_rep_init(ftmw_ctx *cx);
+void ftmw_rep_free(ftmw_ctx *cx);
 
 /* --- the exchange sequence ---
  * Every exchange of a master with worker p (a send, a receive, a failure

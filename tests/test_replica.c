@@ -372,7 +372,7 @@ static void start_as(int role, int id) {
     if (role != FTMW_ROLE_MASTER || k != id) /* its own slot never lives */
       join(&cx->st.masters[k]);
   cx->st.initialized = 1;
-  cr_assert_eq(ftmw_rep_init(cx, NW), 0);
+  cr_assert_eq(ftmw_rep_init(cx), 0);
   cr_assert_eq(ftmw_app_init(cx, NW), 0);
   ftmw_rep_use_link(cx, &fake);
 }
@@ -404,7 +404,7 @@ static void stop(void) {
   }
   for (int k = 0; k <= cx->job.M; k++)
     ftmw_match_drop(&cx->st.masters[k]);
-  ftmw_rep_free(cx, cx->job.W);
+  ftmw_rep_free(cx);
   ftmw_app_free(cx);
   free(cx->st.workers);
   free(cx->st.masters);
