@@ -100,6 +100,8 @@ static void free_all(ftmw_ctx *cx) {
   free(cx->st.spares);
   ftmw_msg_release_cache();
   ftmw_hosts_free(&cx->job.hosts);
+  free(cx->placed_host);
+  cx->placed_host = NULL;
   cx->st.workers = cx->st.masters = cx->st.spares = NULL;
 }
 

@@ -101,6 +101,15 @@ struct ftmw_ctx {
   unsigned long trace_data_count; /* calls.c: data messages (app. thread) */
   unsigned spawn_names; /* death.c: notice names given (atomic: spawns run
                            on more than one thread) */
+  int *placed_host;     /* spawn.c: the hostfile entry each worker was last
+                           placed on [1..W], or -1 (application thread; freed
+                           by ft_finalize) */
+  struct {              /* term.c: a worker's end at its master's end (the
+                           loop's owner) */
+    int primary_fin;    /* its primary's FIN came: the job ends */
+    int stopping;       /* ...saying the job is being stopped (SIGTERM) */
+    int fin_sent;       /* it told the masters it leaves */
+  } worker_end;
 };
 
 extern FTMW_HIDDEN ftmw_ctx ftmw_default_ctx;

@@ -81,7 +81,7 @@ static int pick_host(ftmw_ctx *cx, const ftmw_peer *p, int *host) {
   *host = -1;
   if (!cx->job.hosts.n)
     return FT_SUCCESS;
-  int was = ftmw_spawn_host_of(p->id);
+  int was = ftmw_spawn_host_of(cx, p->id);
   if (was >= 0 && ftmw_hosts_fail(&cx->job.hosts, cx->job.hosts.v[was].name))
     ftmw_log("host %s blacklisted", cx->job.hosts.v[was].name);
   *host = ftmw_hosts_pick(&cx->job.hosts);

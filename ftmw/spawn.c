@@ -28,7 +28,6 @@ enum { SPAWN_OK = 0, SPAWN_ERROR = -1, SPAWN_ABANDONED = 1 };
 static char exe_path[FTMW_PATH_MAX];
 static char worker_path[FTMW_PATH_MAX]; /* FT_WORKER_PROGRAM, resolved */
 static char **spawn_args;
-static int *placed_host; /* hostfile entry of each worker, or -1 */
 static MPI_Comm replica_comm[FTMW_MAX_MASTERS]; /* to each replica */
 static int thread_multiple;   /* a spawn may run on a helper thread */
 static int spawns_abandoned;  /* atomic: a helper thread may still be
@@ -379,16 +378,16 @@ int ftmw_spawn_recv_bounded(void *buf, int bytes, MPI_Comm comm, int wait_ms) {
 }
 
 int ftmw_spawn_place_workers(ftmw_ctx *cx) {
-  placed_host = calloc((size_t)cx->job.W + 1, sizeof(int));
-  if (placed_host == NULL)
+  cx->placed_host = calloc((size_t)cx->job.W + 1, sizeof(int));
+  if (cx->placed_host == NULL)
     return -1;
   for (int r = 1; r <= cx->job.W; r++)
-    placed_host[r] =
+    cx->placed_host[r] =
         cx->job.hosts.n ? ftmw_hosts_place(&cx->job.hosts, r - 1) : -1;
   return 0;
 }
 
-int ftmw_spawn_host_of(int r) { return placed_host[r]; }
+int ftmw_spawn_host_of(ftmw_ctx *cx, int r) { return cx->placed_host[r]; }
 
 /* The replicas go on the hosts after the workers'. */
 int ftmw_spawn_replicas(ftmw_ctx *cx, ftmw_addr *at) {
@@ -443,14 +442,14 @@ int ftmw_spawn_workers(ftmw_ctx *cx) {
     workers[r - 1] = &cx->st.workers[r];
   }
   uv_mutex_unlock(&cx->st.lock);
-  int rc = spawn_peers_retried(cx, workers, placed_host + 1, cx->job.W,
+  int rc = spawn_peers_retried(cx, workers, cx->placed_host + 1, cx->job.W,
                                FTMW_ROLE_WORKER, NULL);
   free(workers);
   return rc;
 }
 
 int ftmw_spawn_replacement(ftmw_ctx *cx, ftmw_peer *p, int host) {
-  placed_host[p->id] = host;
+  cx->placed_host[p->id] = host;
   return spawn_peers_current(cx, &p, &host, 1, FTMW_ROLE_WORKER, NULL);
 }
 
@@ -628,7 +627,7 @@ int ftmw_spawn_replacement_async(ftmw_ctx *cx, ftmw_peer *p, int host,
     }
     spawner.started = 1;
   }
-  placed_host[p->id] = host;
+  cx->placed_host[p->id] = host;
   r->p = p;
   r->epoch = p->epoch;
   r->host = host;

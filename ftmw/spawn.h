@@ -51,7 +51,7 @@ int ftmw_spawn_recv_bounded(void *buf, int bytes, MPI_Comm comm, int wait_ms);
 int ftmw_spawn_place_workers(ftmw_ctx *cx);
 
 /* The hostfile entry worker r was last placed on, or -1 (no hostfile). */
-int ftmw_spawn_host_of(int r);
+int ftmw_spawn_host_of(ftmw_ctx *cx, int r);
 
 /* The primary: spawns the replicas one by one, each told the masters
  * before it; learns each one's listening address into at[k] (port 0: it

@@ -26,10 +26,6 @@ static struct {
   int inflight;  /* atomic: handlers sending to it now */
   int requested; /* atomic: read by the application thread */
   uint64_t grace_ms, leave_at;
-  /* A worker: */
-  int primary_fin; /* its primary's FIN came: the job ends */
-  int stopping;    /* ...saying the job is being stopped (SIGTERM) */
-  int fin_sent;    /* it told the masters it leaves */
 } term;
 
 int ftmw_term_requested(void) {
@@ -143,8 +139,8 @@ void ftmw_term_end(void) {
  * come. Looked at when the FIN or the BYE comes, and at each tick (a call
  * that was waiting may have returned a task to compute). */
 static void worker_step(ftmw_ctx *cx) {
-  if (cx->job.role != FTMW_ROLE_WORKER || !term.primary_fin ||
-      !(term.stopping || ftmw_term_requested()))
+  if (cx->job.role != FTMW_ROLE_WORKER || !cx->worker_end.primary_fin ||
+      !(cx->worker_end.stopping || ftmw_term_requested()))
     return;
   uv_mutex_lock(&cx->st.lock);
   int computing =
@@ -153,12 +149,12 @@ static void worker_step(ftmw_ctx *cx) {
   uv_mutex_unlock(&cx->st.lock);
   if (!computing)
     return;
-  if (term.fin_sent && bye)
+  if (cx->worker_end.fin_sent && bye)
     leave("the job is being stopped (SIGTERM) and the primary master has "
           "finished");
-  if (term.fin_sent)
+  if (cx->worker_end.fin_sent)
     return;
-  term.fin_sent = 1;
+  cx->worker_end.fin_sent = 1;
   for (int k = 0; k <= cx->job.M; k++)
     if (cx->st.masters[k].conn != NULL)
       ftmw_link_send(cx->st.masters[k].conn, FTMW_FRAME_FIN, 0, 0,
@@ -179,8 +175,8 @@ void ftmw_term_poll(ftmw_ctx *cx, uint64_t now) {
 
 void ftmw_term_on_primary_end(ftmw_ctx *cx, int bye, int stopping) {
   if (!bye) {
-    term.primary_fin = 1;
-    term.stopping |= stopping;
+    cx->worker_end.primary_fin = 1;
+    cx->worker_end.stopping |= stopping;
   }
   worker_step(cx);
 }
