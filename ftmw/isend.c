@@ -147,15 +147,10 @@ static int submit_locked(ftmw_ctx *cx, const char *call, FT_Request r,
   }
   if (rc != FT_SUCCESS)
     return rc;
-  if (ftmw_is_master(cx) && cx->job.M > 0) { /* replicas hold every decision */
-    ftmw_rep_before_data(cx);
-    if ((rc = ftmw_peer_gone_locked(cx, p, call)) != FT_SUCCESS)
-      return rc;
-  }
-  if (seq == 0 && ftmw_is_master(cx))
-    ftmw_rep_number(cx, p, seq = ++ftmw_app_of(cx, p)->next_seq);
-  else if (seq == 0)
-    seq = ++cx->st.tx_seq;
+  /* With master replicas a master's send comes numbered, the replicas'
+   * agreement run (ftmw_rep_send_call): a request is never made there. */
+  if (seq == 0)
+    seq = ftmw_is_master(cx) ? ++ftmw_app_of(cx, p)->next_seq : ++cx->st.tx_seq;
   r->peer = p;
   r->op.out = (ftmw_out){.seq = seq, .want_ack = 1};
   uv_buf_t v[1 + FTMW_PIECES_MAX] = {{.base = (char *)r->data,

@@ -1,6 +1,7 @@
 /* Master replicas (SPEC section 6): the lock-step protocol and failover
- * (see docs/replicas.md), one module. The data path (send.c, recv.c) runs
- * every exchange through its sequence; its frames reach it from the
+ * (see docs/replicas.md), one module. The data path runs every exchange
+ * through its sequence: a send in one call (send.c hands over its write),
+ * a receive step by step (recv.c); its frames reach it from the
  * transport (ftmw_transport_route); its state is its own
  * (replica_state.h). Every function here is called with st.lock held,
  * from the application thread. */
@@ -92,19 +93,6 @@ int ftmw_rep_end(ftmw_ctx *cx, struct ftmw_peer *p, int ok, struct ftmw_msg *m);
  * failure from this call (also what a master that is primary, or becomes
  * primary, decides when no verdict came). */
 int ftmw_rep_verdict(ftmw_ctx *cx, struct ftmw_peer *p);
-/* The same for a send. A master that took over during the call and got
- * no verdict follows the old primary's outcome where that one went on
- * past the exchange (a decision of its is queued here, or a worker ACKed
- * a DATA of its that this master has not numbered yet): the primary
- * tells every failure at once, before
- * going on, so it went on after a success (found by tools/ftmw-sim, seed
- * 2297: the new primary reported the failure, then found the old
- * primary's next decision, and left the job as "not deterministic";
- * seed 17749: the old primary's next send went to another worker, whose
- * ACKED was here: the new primary, on the other branch, sent that worker
- * another task under the same number, dropped as a duplicate, and got
- * back the answer to the old primary's). */
-int ftmw_rep_send_verdict(ftmw_ctx *cx, struct ftmw_peer *p);
 
 /* Whatever the protocol needs from a master while it waits: a master that
  * became primary takes over, a replica re-reports to a new primary, the
@@ -114,47 +102,39 @@ int ftmw_rep_send_verdict(ftmw_ctx *cx, struct ftmw_peer *p);
  * caller then re-checks what it waits for: wake-ups may have come). */
 int ftmw_rep_serve(ftmw_ctx *cx);
 
-/* Replica's ft_send to worker p, DATA number seq: sends nothing, waits
- * until the worker has acknowledged the primary's DATA. Returns
- * FT_SUCCESS, the error of p's failure, or FTMW_REP_SEND_SELF when this
- * master became primary before the worker acknowledged: it must send the
- * DATA itself (a worker that had it drops the duplicate). */
-#define FTMW_REP_SEND_SELF (-1) /* not an FT_ERR_* code */
-int ftmw_rep_send(ftmw_ctx *cx, struct ftmw_peer *p, uint64_t seq);
+/* --- a send, one call ---
+ * The data path hands the protocol the write of its DATA frame: fn writes
+ * it to p (st.lock held, released while it waits) and returns
+ * FT_SUCCESS once p has it (written, for an eager send; acknowledged,
+ * else), FTMW_REP_UNDELIVERED when it did not get through (p failed or
+ * left first; nothing reported yet), or an error it reported itself. */
+#define FTMW_REP_UNDELIVERED (-2) /* not an FT_ERR_* code */
+typedef struct ftmw_rep_write {
+  int (*fn)(ftmw_ctx *cx, struct ftmw_peer *p, void *arg);
+  void *arg;
+} ftmw_rep_write;
 
-/* Primary, before it writes a DATA to a worker: waits until every live
- * replica holds every decision it has made (DECIDED, SYNC). A decision
- * lost with it, on its way to the replicas, is then one whose outcome no
- * worker acted on: the master that takes over decides that call afresh
- * (ftmw-sim seed 203173: a partition dropped the old primary's decision
- * that a worker had not failed, and let through the task it sent next;
- * the new primary decided the failure, sent that worker another task
- * under the same number, dropped as a duplicate, and got the first
- * task's answer). Any other master: returns at once. */
-void ftmw_rep_before_data(ftmw_ctx *cx);
+/* A master's send to worker p, its DATA number seq (every master numbers
+ * its sends to p alike, sent or not), as one exchange (st.lock held):
+ * the primary, once every live replica is done with the previous
+ * exchange with p and holds every decision, writes it (w); a replica
+ * writes nothing and waits for the worker's word that it has the
+ * primary's (ACKED), and if the worker dies first, for the primary's
+ * verdict on the same call; a master that takes over meanwhile writes it
+ * itself (a worker that had it drops the duplicate). Returns FT_SUCCESS
+ * or the error to report, the same in every master. */
+int ftmw_rep_send_call(ftmw_ctx *cx, const char *call, struct ftmw_peer *p,
+                       uint64_t seq, const ftmw_rep_write *w);
 
-/* Whether this master took over from a primary that died (or was cut
- * off): it may be behind what that one did (ftmw_rep_send_verdict). */
-int ftmw_rep_took_over(ftmw_ctx *cx);
-
-/* A master numbered its send to worker p seq (every master alike). */
-void ftmw_rep_number(ftmw_ctx *cx, struct ftmw_peer *p, uint64_t seq);
-
-/* Whether worker p said it acknowledged a primary's DATA number seq
- * (ACKED, which only a master other than the sender gets). A master that
- * took over after that must not send the DATA again: its ft_send of that
- * number completes through ftmw_rep_send as a replica's does, whatever
- * p did since (finished, failed), as the old primary's did. */
-int ftmw_rep_acked(ftmw_ctx *cx, struct ftmw_peer *p, uint64_t seq);
-
-/* Worker, before its DATA (tag, seq) to the master it takes for the
- * primary: sends the same data to every other live master (COPY), which
- * holds it unconfirmed, and waits until written: no master can then have
- * the message alone. Once master acker has acknowledged the DATA,
- * ftmw_rep_confirm tells the others (CONFIRM). */
-void ftmw_rep_copy(ftmw_ctx *cx, int primary, int tag, uint64_t seq,
-                   const void *buf, size_t len);
-void ftmw_rep_confirm(ftmw_ctx *cx, int acker, uint64_t seq);
+/* A worker's send of DATA (tag, seq: buf, len) to the master it takes
+ * for the primary (st.lock held): the same data goes first to every
+ * other live master (COPY), which holds it unconfirmed, so that no master
+ * can have the message alone; then w writes it to the primary, and again
+ * to the master that takes over if the primary dies first; then the
+ * others are told which master acknowledged it (CONFIRM). Returns
+ * FT_SUCCESS or the error to report. */
+int ftmw_rep_worker_send(ftmw_ctx *cx, const char *call, int tag, uint64_t seq,
+                         const void *buf, size_t len, const ftmw_rep_write *w);
 
 /* The value of an ft_restore decision on worker p: the outcome code, and
  * on success the new incarnation and the spare it came from. */

@@ -1,7 +1,8 @@
 /* The replica protocol's own state (SPEC section 6). replica.c owns it;
  * only replica.c, replica_calls.c, replica_frames.c (the frames that
  * change it), replica_outcomes.c and the unit test (tests/test_replica.c)
- * include this header. Everything here is under st.lock. A context's
+ * include this header, which also declares the steps of a send that
+ * they share. Everything here is under st.lock. A context's
  * state is cx->rep (ftmw_impl.h), which ftmw_rep_init allocates. */
 #ifndef FTMW_REPLICA_STATE_H
 #define FTMW_REPLICA_STATE_H
@@ -113,6 +114,65 @@ struct ftmw_hdr;
  * down for a protocol error. */
 int ftmw_rep_on_frame(ftmw_ctx *cx, struct ftmw_peer *p,
                       const struct ftmw_hdr *h, void *payload);
+
+/* --- the steps of a send (replica_calls.c's ftmw_rep_send_call and
+ * ftmw_rep_worker_send run them; replica.h) --- */
+
+/* The same for a send. A master that took over during the call and got
+ * no verdict follows the old primary's outcome where that one went on
+ * past the exchange (a decision of its is queued here, or a worker ACKed
+ * a DATA of its that this master has not numbered yet): the primary
+ * tells every failure at once, before
+ * going on, so it went on after a success (found by tools/ftmw-sim, seed
+ * 2297: the new primary reported the failure, then found the old
+ * primary's next decision, and left the job as "not deterministic";
+ * seed 17749: the old primary's next send went to another worker, whose
+ * ACKED was here: the new primary, on the other branch, sent that worker
+ * another task under the same number, dropped as a duplicate, and got
+ * back the answer to the old primary's). */
+int ftmw_rep_send_verdict(ftmw_ctx *cx, struct ftmw_peer *p);
+
+/* Replica's ft_send to worker p, DATA number seq: sends nothing, waits
+ * until the worker has acknowledged the primary's DATA. Returns
+ * FT_SUCCESS, the error of p's failure, or FTMW_REP_SEND_SELF when this
+ * master became primary before the worker acknowledged: it must send the
+ * DATA itself (a worker that had it drops the duplicate). */
+#define FTMW_REP_SEND_SELF (-1) /* not an FT_ERR_* code */
+int ftmw_rep_send(ftmw_ctx *cx, struct ftmw_peer *p, uint64_t seq);
+
+/* Primary, before it writes a DATA to a worker: waits until every live
+ * replica holds every decision it has made (DECIDED, SYNC). A decision
+ * lost with it, on its way to the replicas, is then one whose outcome no
+ * worker acted on: the master that takes over decides that call afresh
+ * (ftmw-sim seed 203173: a partition dropped the old primary's decision
+ * that a worker had not failed, and let through the task it sent next;
+ * the new primary decided the failure, sent that worker another task
+ * under the same number, dropped as a duplicate, and got the first
+ * task's answer). Any other master: returns at once. */
+void ftmw_rep_before_data(ftmw_ctx *cx);
+
+/* Whether this master took over from a primary that died (or was cut
+ * off): it may be behind what that one did (ftmw_rep_send_verdict). */
+int ftmw_rep_took_over(ftmw_ctx *cx);
+
+/* A master numbered its send to worker p seq (every master alike). */
+void ftmw_rep_number(ftmw_ctx *cx, struct ftmw_peer *p, uint64_t seq);
+
+/* Whether worker p said it acknowledged a primary's DATA number seq
+ * (ACKED, which only a master other than the sender gets). A master that
+ * took over after that must not send the DATA again: its ft_send of that
+ * number completes through ftmw_rep_send as a replica's does, whatever
+ * p did since (finished, failed), as the old primary's did. */
+int ftmw_rep_acked(ftmw_ctx *cx, struct ftmw_peer *p, uint64_t seq);
+
+/* Worker, before its DATA (tag, seq) to the master it takes for the
+ * primary: sends the same data to every other live master (COPY), which
+ * holds it unconfirmed, and waits until written: no master can then have
+ * the message alone. Once master acker has acknowledged the DATA,
+ * ftmw_rep_confirm tells the others (CONFIRM). */
+void ftmw_rep_copy(ftmw_ctx *cx, int primary, int tag, uint64_t seq,
+                   const void *buf, size_t len);
+void ftmw_rep_confirm(ftmw_ctx *cx, int acker, uint64_t seq);
 
 /* Replica: DECIDE d arrived (st.lock held). Returns 0 (queued), 1 (a
  * decision it has: a new primary's resend), or -1 if its number does not

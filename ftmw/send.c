@@ -19,80 +19,37 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* What a send to p reports when p has failed or finished (st.lock held):
- * a master that took over first asks whether the old primary's same
- * send succeeded and it went on (ftmw_rep_send_verdict); then the send
- * succeeds here too (ftmw-sim seed 13291: the worker's failure came
- * while the new primary waited to send the DATA itself, and it reported
- * it where the old primary had gone on to its next decision; every
- * replica then left the job). */
-static int gone_locked(ftmw_ctx *cx, ftmw_peer *p, const char *call) {
-  if (ftmw_rep_took_over(cx) && ftmw_peer_is_failed(p) &&
-      ftmw_rep_send_verdict(cx, p))
-    return FT_SUCCESS;
-  return ftmw_peer_gone_locked(cx, p, call);
+/* A send's DATA, as the write that the replicas' agreement runs
+ * (ftmw_rep_write): number seq to the peer it is handed, eager or waiting
+ * for the ACK. */
+typedef struct {
+  const char *call;
+  uint64_t seq;
+  int tag;
+  const void *buf;
+  size_t bytes;
+  int eager;
+} data_write;
+
+/* Writes w's DATA to p and waits for its ACK (st.lock held): FT_SUCCESS,
+ * or FTMW_REP_UNDELIVERED when p failed or left first. */
+static int write_acked_locked(ftmw_ctx *cx, ftmw_peer *p, const data_write *w) {
+  ftmw_op op = {.out = {.seq = w->seq, .want_ack = 1}};
+  ftmw_op_frame(cx, &op, p, FTMW_FRAME_DATA, w->tag, 0, w->buf, w->bytes);
+  ftmw_transport_submit(cx, &op, 1);
+  return ftmw_op_wait_locked(cx, &op) == FT_SUCCESS ? FT_SUCCESS
+                                                    : FTMW_REP_UNDELIVERED;
 }
 
-/* Sends DATA number seq to p and waits for its ACK (st.lock held); the
- * master that acknowledged goes to *acker. A worker whose primary dies
- * first sends it again to the master that takes over (which drops it if
- * it already had it). Returns FT_SUCCESS or the error to report. */
-static int send_data_locked(ftmw_ctx *cx, const char *call, ftmw_peer *p,
-                            uint64_t seq, int tag, const void *buf,
-                            size_t bytes, int *acker) {
-  for (;;) {
-    ftmw_op op = {.out = {.seq = seq, .want_ack = 1}};
-    ftmw_op_frame(cx, &op, p, FTMW_FRAME_DATA, tag, 0, buf, bytes);
-    ftmw_transport_submit(cx, &op, 1);
-    if (ftmw_op_wait_locked(cx, &op) == FT_SUCCESS) {
-      if (acker)
-        *acker = p->id;
-      return FT_SUCCESS;
-    }
-    /* A master that took over: the worker ACKed the old primary's DATA of
-     * this number while this one's was on its way (send_self_locked). */
-    if (ftmw_is_master(cx) && ftmw_rep_acked(cx, p, seq))
-      return FT_SUCCESS;
-    if (!ftmw_is_master(cx)) {
-      while (ftmw_peer_is_up(p)) /* a failed write comes first */
-        ftmw_wait_locked(cx, -1);
-      ftmw_peer *next = ftmw_peer_of(cx, 0);
-      if (next != p && ftmw_peer_is_up(next)) {
-        p = next;
-        continue;
-      }
-    }
-    if (ftmw_is_master(cx) && ftmw_peer_is_failed(p))
-      return gone_locked(cx, p, call);
-    int rc = ftmw_peer_gone_locked(cx, p, call);
-    return rc != FT_SUCCESS ? rc : FT_ERR_PEER_FAILED;
-  }
-}
-
-/* A master's own send of DATA number seq to p, every replica done with
- * the exchange before (st.lock held). Eager: its outcome is decided now,
- * and the replicas follow it through the worker's ACKED, or this master's
- * verdict (success) if the worker dies first. A master that took over
- * completes it as a replica would where the worker's ACKED of that number
- * came while it waited: the old primary's DATA reached the worker
- * (ftmw-sim seed 244126: the worker finished meanwhile, and the new
- * primary reported that where the replica completed the send). */
-static int send_self_locked(ftmw_ctx *cx, const char *call, ftmw_peer *p,
-                            uint64_t seq, int tag, const void *buf,
-                            size_t bytes, int eager) {
-  if (ftmw_rep_acked(cx, p, seq))
-    return FT_SUCCESS;
-  ftmw_rep_before_data(cx); /* the replicas hold every decision first */
-  if (ftmw_rep_acked(cx, p, seq))
-    return FT_SUCCESS; /* came while it waited */
-  if (ftmw_peer_is_failed(p)) /* or the old primary's success */
-    return gone_locked(cx, p, call);
-  int rc = ftmw_peer_gone_locked(cx, p, call);
-  if (rc == FT_SUCCESS && eager)
-    rc = ftmw_isend_eager_locked(cx, call, p, seq, tag, buf, bytes);
-  if ((rc == FT_SUCCESS && !eager) || rc == FT_ERR_NOMEM) /* no copy */
-    rc = send_data_locked(cx, call, p, seq, tag, buf, bytes, NULL);
-  return rc;
+/* ftmw_rep_write's fn: an eager send is handed to the transport with a
+ * copy, as ft_isend's (or, with no memory for the copy, waits for its
+ * ACK instead); any other waits for its ACK. */
+static int write_data(ftmw_ctx *cx, ftmw_peer *p, void *arg) {
+  const data_write *w = arg;
+  int rc = w->eager ? ftmw_isend_eager_locked(cx, w->call, p, w->seq, w->tag,
+                                              w->buf, w->bytes)
+                    : FT_ERR_NOMEM;
+  return rc == FT_ERR_NOMEM ? write_acked_locked(cx, p, w) : rc;
 }
 
 int ftmw_send(ftmw_ctx *cx, const char *call, const void *buf, int count,
@@ -109,45 +66,15 @@ int ftmw_send(ftmw_ctx *cx, const char *call, const void *buf, int count,
   int rc;
   ftmw_fault_hit(FTMW_FAULT_SEND_ENTER);
   uv_mutex_lock(&cx->st.lock);
-  if (ftmw_is_master(cx)) {
-    /* Every master numbers its sends to p alike, sent or not: a replica
-     * waits for the worker's ACKED of the same number. */
-    uint64_t seq = ++ftmw_app_of(cx, p)->next_seq;
-    ftmw_rep_number(cx, p, seq);
-    rc = FTMW_REP_SEND_SELF;
-    if (ftmw_is_replica(cx) || ftmw_rep_acked(cx, p, seq) ||
-        (ftmw_rep_took_over(cx) && ftmw_peer_is_failed(p))) {
-      /* Only the primary sends; a replica waits for the worker's word, and
-       * if the worker dies, for the primary's verdict on the same call. A
-       * primary that took over after the worker's word came completes as
-       * the replica it was (ftmw-sim seed 571: it sent again, found the
-       * worker finished, and reported so where the others succeeded); so
-       * does one that finds the worker failed, where the old primary may
-       * have gone past this call (ftmw-sim seed 36689). */
-      rc = ftmw_rep_send(cx, p, seq);
-      if (rc == FT_ERR_PEER_FAILED)
-        rc = ftmw_rep_send_verdict(cx, p) ? FT_SUCCESS
-                                          : ftmw_peer_gone_locked(cx, p, call);
-    }
-    if (rc == FTMW_REP_SEND_SELF) {
-      ftmw_rep_begin(cx, p); /* also before reporting p's failure */
-      rc = send_self_locked(cx, call, p, seq, tag, buf, bytes, eager);
-    }
-    if (rc == FT_SUCCESS)
-      ftmw_rep_end(cx, p, 1, NULL);
-    else if (rc == FT_ERR_PEER_FAILED)
-      ftmw_rep_end(cx, p, 0, NULL);
-  } else {
-    int acker;
-    uint64_t seq = ++cx->st.tx_seq;
-    p = ftmw_peer_of(cx, 0); /* the primary, now that the lock is held */
-    rc = ftmw_peer_gone_locked(cx, p, call);
-    if (rc == FT_SUCCESS) {
-      ftmw_rep_copy(cx, p->id, tag, seq, buf, bytes);
-      rc = send_data_locked(cx, call, p, seq, tag, buf, bytes, &acker);
-    }
-    if (rc == FT_SUCCESS)
-      ftmw_rep_confirm(cx, acker, seq);
+  data_write dw = {call, 0, tag, buf, bytes, eager};
+  ftmw_rep_write w = {write_data, &dw};
+  if (ftmw_is_master(cx)) { /* the replicas' agreement, then the write */
+    dw.seq = ++ftmw_app_of(cx, p)->next_seq;
+    rc = ftmw_rep_send_call(cx, call, p, dw.seq, &w);
+  } else { /* its COPY to the other masters, then the write */
+    dw.seq = ++cx->st.tx_seq;
+    dw.eager = 0;
+    rc = ftmw_rep_worker_send(cx, call, tag, dw.seq, buf, bytes, &w);
   }
   uv_mutex_unlock(&cx->st.lock);
   if (rc != FT_SUCCESS)

@@ -1237,6 +1237,123 @@ Test(replica, recv_case2_worker_copies_in_priority_order) {
                              "COPY>2 tag=5 seq=5, CONFIRM>2 tag=0 seq=5");
 }
 
+/* --- a send as one call (ftmw_rep_send_call, ftmw_rep_worker_send) ----- */
+
+/* The data path's write, faked: it counts its calls, records the peers
+ * it was handed, lets events happen meanwhile, and returns what the test
+ * says, call by call. */
+static struct {
+  int n;
+  int to[4];
+  event during[4];
+  int outcome[4];
+} writes;
+
+static int fake_write(ftmw_ctx *via, ftmw_peer *p, void *arg) {
+  cr_assert_eq(via, cx, "the write was handed another context");
+  cr_assert_eq(arg, &writes, "the write was handed another argument");
+  cr_assert_lt(writes.n, 4, "more than 4 writes");
+  int i = writes.n++;
+  writes.to[i] = p->id;
+  if (writes.during[i].kind)
+    happen(&writes.during[i]);
+  return writes.outcome[i];
+}
+
+static const ftmw_rep_write fake_w = {fake_write, &writes};
+
+/* Master replica: it writes nothing, completes on the worker's ACKED of
+ * the primary's DATA, and the exchange is counted and reported done. */
+Test(replica, send_call_replica_writes_nothing) {
+  start(1);
+  ftmw_peer *p = &cx->st.workers[1];
+  SCRIPT(acked(1, 1));
+  cr_assert_eq(ftmw_rep_send_call(cx, "ft_send", p, 1, &fake_w), FT_SUCCESS);
+  script_played();
+  cr_assert_eq(writes.n, 0);
+  cr_assert_eq(rw(p)->calls, 1, "the exchange is counted");
+  cr_assert_str_eq(frames(), "DONE>0 tag=1 seq=1, DONE>2 tag=1 seq=1");
+}
+
+/* The primary writes once and counts the exchange, telling nobody; a
+ * worker that failed first is reported without a write, counted as a
+ * failure, and the failure told to every replica at once. */
+Test(replica, send_call_primary_writes_once) {
+  start(0);
+  ftmw_peer *p = &cx->st.workers[1];
+  cr_assert_eq(ftmw_rep_send_call(cx, "ft_send", p, 1, &fake_w), FT_SUCCESS);
+  cr_assert_eq(writes.n, 1);
+  cr_assert_eq(writes.to[0], 1);
+  cr_assert_eq(rw(p)->calls, 1);
+  now(done(1, 1, 1));
+  now(done(2, 1, 1));
+  now(worker_fails(1));
+  cr_assert_eq(ftmw_rep_send_call(cx, "ft_send", p, 2, &fake_w),
+               FT_ERR_PEER_FAILED);
+  cr_assert_eq(writes.n, 1, "no write to a failed worker");
+  cr_assert_eq(rw(p)->calls, 2);
+  cr_assert_eq(kept_outcome(p, 2)->ok, 0);
+  cr_assert_str_eq(frames(), "VERDICT>1 tag=1 seq=2, VERDICT>2 tag=1 seq=2");
+}
+
+/* A master that took over writes the DATA itself; its write does not get
+ * through, but the worker's ACKED of the old primary's DATA of that
+ * number came meanwhile: the send succeeds, as the replicas' does. */
+Test(replica, send_call_undelivered_but_acked_succeeds) {
+  start(1);
+  ftmw_peer *p = &cx->st.workers[1];
+  ftmw_rep_end(cx, p, 1, NULL); /* exchange 1, done here */
+  now(master_fails(0));
+  SCRIPT(done(2, 1, 1));
+  writes.during[0] = acked(1, 1);
+  writes.outcome[0] = FTMW_REP_UNDELIVERED;
+  cr_assert_eq(ftmw_rep_send_call(cx, "ft_send", p, 1, &fake_w), FT_SUCCESS);
+  script_played();
+  cr_assert_eq(writes.n, 1);
+  cr_assert_eq(rw(p)->calls, 2);
+}
+
+/* The primary's write does not get through and the worker finished: the
+ * send reports it, and the exchange is not counted as a failure. */
+Test(replica, send_call_undelivered_to_finished_worker) {
+  start(0);
+  ftmw_peer *p = &cx->st.workers[1];
+  writes.during[0] = worker_finishes(1);
+  writes.outcome[0] = FTMW_REP_UNDELIVERED;
+  cr_assert_eq(ftmw_rep_send_call(cx, "ft_send", p, 1, &fake_w),
+               FT_ERR_PEER_FINALIZED);
+  cr_assert_eq(rw(p)->calls, 0);
+}
+
+/* A worker copies the data to the other masters, writes it to the
+ * primary, and when the primary dies before acknowledging, to the master
+ * that takes over; it then confirms the copy to the others. */
+Test(replica, worker_send_moves_to_the_new_primary) {
+  start_as(FTMW_ROLE_WORKER, 1);
+  writes.during[0] = master_fails(0);
+  writes.outcome[0] = FTMW_REP_UNDELIVERED;
+  cr_assert_eq(ftmw_rep_worker_send(cx, "ft_send", 5, 4, "result", 6, &fake_w),
+               FT_SUCCESS);
+  cr_assert_eq(writes.n, 2);
+  cr_assert_eq(writes.to[0], 0);
+  cr_assert_eq(writes.to[1], 1, "again, to the new primary");
+  cr_assert_str_eq(frames(), "COPY>1 tag=5 seq=4, COPY>2 tag=5 seq=4, "
+                             "CONFIRM>2 tag=0 seq=4");
+}
+
+/* With no master left to take over, the send reports that. */
+Test(replica, worker_send_with_no_master_left_fails) {
+  start_as(FTMW_ROLE_WORKER, 1);
+  now(master_fails(1));
+  now(master_fails(2));
+  writes.during[0] = master_fails(0);
+  writes.outcome[0] = FTMW_REP_UNDELIVERED;
+  cr_assert_eq(ftmw_rep_worker_send(cx, "ft_send", 5, 4, "x", 1, &fake_w),
+               FT_ERR_NO_MASTER);
+  cr_assert_eq(writes.n, 1);
+  cr_assert_str_eq(frames(), "", "no COPY to a dead master");
+}
+
 /* --- a worker's COPY held unconfirmed ------------------------------------ */
 
 /* A replica receives a COPY only once confirmed (the worker's CONFIRM, or
