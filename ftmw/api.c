@@ -186,6 +186,13 @@ int ft_finalize(void) {
 
 /* --- failure queries and restore ---------------------------------------- */
 
+/* ft_test's choice: whether p has failed (ftmw_rep_choose_fn). */
+static int test_choose(ftmw_ctx *cx, void *p, ftmw_rep_choice *c) {
+  (void)cx;
+  c->value = (uint64_t)ftmw_peer_is_failed(p);
+  return 0;
+}
+
 int ft_test(int rank) {
   ftmw_ctx *cx = &ftmw_default_ctx;
   if (!cx->st.initialized)
@@ -197,18 +204,11 @@ int ft_test(int rank) {
   ftmw_hold_if_aborting_locked(cx);
   if (!ftmw_is_master(cx))
     p = ftmw_peer_of(cx, 0); /* the primary, now that the lock is held */
-  int failed, r;
-  uint64_t v;
-  if (ftmw_is_master(cx) &&
-      ftmw_rep_follow(cx, FTMW_DECIDE_TEST, rank, &r, &v)) {
-    failed = v != 0;
-    if (failed)
-      ftmw_await_gone_locked(cx, p);
-  } else {
-    failed = ftmw_peer_is_failed(p);
-    if (ftmw_is_master(cx))
-      ftmw_rep_decide(cx, FTMW_DECIDE_TEST, rank, (uint64_t)failed);
-  }
+  ftmw_rep_choice c;
+  ftmw_rep_decided(cx, FTMW_DECIDE_TEST, rank, test_choose, p, &c);
+  int failed = c.value != 0;
+  if (failed && c.followed) /* seen here too before the call returns */
+    ftmw_await_gone_locked(cx, p);
   if (failed) {
     p->unreported = 0;
     ftmw_heeded(cx, p);
@@ -218,6 +218,15 @@ int ft_test(int rank) {
   return failed;
 }
 
+/* ft_testany's choice: the first worker failed, or 0. */
+static int testany_choose(ftmw_ctx *cx, void *arg, ftmw_rep_choice *c) {
+  (void)arg;
+  for (int r = 1; r <= cx->job.W && !c->rank; r++)
+    if (ftmw_peer_is_failed(&cx->st.workers[r]))
+      c->rank = r;
+  return 0;
+}
+
 int ft_testany(void) {
   ftmw_ctx *cx = &ftmw_default_ctx;
   if (!cx->st.initialized)
@@ -225,19 +234,13 @@ int ft_testany(void) {
   if (!ftmw_is_master(cx))
     return ftmw_fail(FT_ERR_ROLE);
   ftmw_ok();
-  int found = 0;
-  uint64_t v;
+  ftmw_rep_choice c;
   uv_mutex_lock(&cx->st.lock);
   ftmw_hold_if_aborting_locked(cx);
-  if (ftmw_rep_follow(cx, FTMW_DECIDE_TESTANY, -1, &found, &v)) {
-    if (found)
-      ftmw_await_gone_locked(cx, &cx->st.workers[found]);
-  } else {
-    for (int r = 1; r <= cx->job.W && !found; r++)
-      if (ftmw_peer_is_failed(&cx->st.workers[r]))
-        found = r;
-    ftmw_rep_decide(cx, FTMW_DECIDE_TESTANY, found, 0);
-  }
+  ftmw_rep_decided(cx, FTMW_DECIDE_TESTANY, -1, testany_choose, NULL, &c);
+  int found = c.rank;
+  if (found && c.followed)
+    ftmw_await_gone_locked(cx, &cx->st.workers[found]);
   if (found) {
     cx->st.workers[found].unreported = 0;
     ftmw_heeded(cx, &cx->st.workers[found]);
@@ -255,71 +258,83 @@ static void forget_posted(ftmw_ctx *cx, ftmw_peer *p) {
 
 int ft_restore(int rank) { return ftmw_restore(&ftmw_default_ctx, rank); }
 
-int ftmw_restore(ftmw_ctx *cx, int rank) {
-  ftmw_peer *p = ftmw_master_peer(cx, rank);
-  if (p == NULL)
-    return 0;
-  ftmw_heeded(cx, p); /* whatever the outcome: the program saw the failure */
-  uv_mutex_lock(&cx->st.lock);
-  ftmw_hold_if_aborting_locked(cx);
-  int r;
-  uint64_t v;
-  if (ftmw_rep_follow(cx, FTMW_DECIDE_RESTORE, rank, &r, &v)) {
-    /* A replica: the primary restored (or did not), and says how. */
-    uint32_t e;
-    int rc = ftmw_rep_follow_restore(cx, p, v, &e);
-    if (rc != FT_ERR_NOT_FAILED)
-      forget_posted(cx, p);
-    if (rc == FT_SUCCESS)
-      ftmw_app_of(cx, p)->app_epoch = e;
-    uv_mutex_unlock(&cx->st.lock);
-    if (rc != FT_SUCCESS)
-      return ftmw_fail(rc);
-    ftmw_ok();
-    return 1;
-  }
-  ftmw_rep_begin(cx, p); /* every replica is done with the old incarnation */
-  /* Restored by an old primary that died before it could tell: the
-   * replicas adopted the new incarnation, and so did this master. */
+/* ft_restore in progress, where this master decides. */
+typedef struct {
+  ftmw_peer *p;
+  int started; /* a restore was started (not FT_ERR_NOT_FAILED) */
+  int pending; /* its new incarnation has not joined yet */
+  double ms;
+} restore_run;
+
+/* ft_restore's own part, where this master decides (the replica
+ * protocol's restore function, every replica done with the old
+ * incarnation; st.lock held, released while it restores): the outcome
+ * code. A worker restored by an old primary that died before it could
+ * tell was adopted by the replicas, and by this master. */
+static int restore_locked(ftmw_ctx *cx, void *arg) {
+  restore_run *r = arg;
+  ftmw_peer *p = r->p;
   int adopted = ftmw_peer_is_up(p) && p->epoch != ftmw_app_of(cx, p)->app_epoch;
   int failed = ftmw_peer_is_failed(p);
   int dropped = failed ? ftmw_match_drop(p) : 0;
   p->unreported = 0;
   if (!failed && !adopted)
-    ftmw_rep_decide(cx, FTMW_DECIDE_RESTORE, rank,
-                    ftmw_rep_restore_value(FT_ERR_NOT_FAILED, p));
+    return FT_ERR_NOT_FAILED;
   uv_mutex_unlock(&cx->st.lock);
-  if (!failed && !adopted)
-    return ftmw_fail(FT_ERR_NOT_FAILED);
   forget_posted(cx, p);
+  r->started = 1;
   uint64_t t0 = uv_hrtime();
-  ftmw_trace("restore_started", "\"peer\":%d,\"dropped\":%d", rank, dropped);
+  ftmw_trace("restore_started", "\"peer\":%d,\"dropped\":%d", p->id, dropped);
   int rc = adopted ? FT_SUCCESS : ftmw_launch_restore(cx, p);
-  double ms = (uv_hrtime() - t0) / 1e6;
+  r->ms = (uv_hrtime() - t0) / 1e6;
   uv_mutex_lock(&cx->st.lock);
   if (rc == FT_SUCCESS)
     ftmw_app_of(cx, p)->app_epoch = p->epoch;
   else /* told now: a new incarnation that never joined is not reported
           again (ftmw-sim seed 1072: a spare cut off by a partition) */
     p->unreported = 0;
-  int pending = rc == FT_SUCCESS && ftmw_peer_restoring(p);
-  ftmw_rep_decide(cx, FTMW_DECIDE_RESTORE, rank, ftmw_rep_restore_value(rc, p));
-  uv_mutex_unlock(&cx->st.lock);
-  if (rc != FT_SUCCESS) {
-    ftmw_trace("restore_failed", "\"peer\":%d,\"ms\":%.3f", rank, ms);
-    ftmw_log("worker %d could not be restored: %s", rank, ft_strerror(rc));
-    return ftmw_fail(rc);
-  }
-  if (pending) { /* traced once it joins */
+  r->pending = rc == FT_SUCCESS && ftmw_peer_restoring(p);
+  return rc;
+}
+
+/* Traces and logs restore r, made here. */
+static void trace_restored(const restore_run *r) {
+  const ftmw_peer *p = r->p;
+  if (r->pending) { /* traced once it joins */
     ftmw_trace("restore_queued", "\"peer\":%d,\"peer_epoch\":%u,\"ms\":%.3f",
-               rank, p->epoch, ms);
-  } else {
-    ftmw_trace("restore_finished",
-               "\"peer\":%d,\"peer_epoch\":%u,\"ms\":%.3f", rank, p->epoch,
-               ms);
-    ftmw_log("worker %d restored (incarnation %u, pid %d on %s) in %.1f ms",
-             rank, p->epoch, (int)p->at.pid, p->at.host, ms);
+               p->id, p->epoch, r->ms);
+    return;
   }
+  ftmw_trace("restore_finished", "\"peer\":%d,\"peer_epoch\":%u,\"ms\":%.3f",
+             p->id, p->epoch, r->ms);
+  ftmw_log("worker %d restored (incarnation %u, pid %d on %s) in %.1f ms",
+           p->id, p->epoch, (int)p->at.pid, p->at.host, r->ms);
+}
+
+int ftmw_restore(ftmw_ctx *cx, int rank) {
+  ftmw_peer *p = ftmw_master_peer(cx, rank);
+  if (p == NULL)
+    return 0;
+  ftmw_heeded(cx, p); /* whatever the outcome: the program saw the failure */
+  restore_run r = {.p = p};
+  int followed;
+  uint32_t e;
+  uv_mutex_lock(&cx->st.lock);
+  ftmw_hold_if_aborting_locked(cx);
+  int rc = ftmw_rep_restore_call(cx, p, restore_locked, &r, &followed, &e);
+  if (followed && rc != FT_ERR_NOT_FAILED) /* the primary restored p */
+    forget_posted(cx, p);
+  if (followed && rc == FT_SUCCESS)
+    ftmw_app_of(cx, p)->app_epoch = e;
+  uv_mutex_unlock(&cx->st.lock);
+  if (rc != FT_SUCCESS && r.started) {
+    ftmw_trace("restore_failed", "\"peer\":%d,\"ms\":%.3f", rank, r.ms);
+    ftmw_log("worker %d could not be restored: %s", rank, ft_strerror(rc));
+  }
+  if (rc != FT_SUCCESS)
+    return ftmw_fail(rc);
+  if (!followed) /* a replica's is the primary's */
+    trace_restored(&r);
   ftmw_ok();
   return 1;
 }

@@ -224,10 +224,14 @@ void ftmw_hold_if_aborting_locked(ftmw_ctx *cx) {
 
 /* The error the API call named call reports when p, which it names,
  * cannot take part any more (st.lock held), or FT_SUCCESS. */
+int ftmw_peer_gone(const ftmw_peer *p) {
+  return ftmw_peer_is_failed(p) || p->state == FTMW_PEER_FINISHED || p->fin;
+}
+
 int ftmw_peer_gone_locked(ftmw_ctx *cx, ftmw_peer *p, const char *call) {
   if (ftmw_peer_is_failed(p))
     return ftmw_report_failure_locked(cx, p, call);
-  if (p->state == FTMW_PEER_FINISHED || p->fin)
+  if (ftmw_peer_gone(p))
     return FT_ERR_PEER_FINALIZED;
   return FT_SUCCESS;
 }

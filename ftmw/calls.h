@@ -114,8 +114,10 @@ int ftmw_report_failure_locked(ftmw_ctx *cx, ftmw_peer *p, const char *call);
 void ftmw_hold_if_aborting_locked(ftmw_ctx *cx);
 
 /* The error the call named call reports when p, which it names, cannot
- * take part any more, or FT_SUCCESS. */
+ * take part any more (ftmw_peer_gone: failed, or finished), or
+ * FT_SUCCESS. */
 int ftmw_peer_gone_locked(ftmw_ctx *cx, ftmw_peer *p, const char *call);
+int ftmw_peer_gone(const ftmw_peer *p);
 
 /* A replica told by the primary that worker p failed waits until it sees
  * it too, or sees p replaced by the primary's next ft_restore. */

@@ -100,23 +100,25 @@ static int any_source_hopeless_locked(ftmw_ctx *cx, int *source) {
   return failed ? FT_ERR_PEER_FAILED : FT_ERR_PEER_FINALIZED;
 }
 
-/* For FT_ANY_SOURCE with nothing matching queued: the failure to report
- * now (st.lock held), with its worker in *rank (0 if none), or
- * FT_SUCCESS: wait on. Decides nothing. *again: it waited for the
- * replicas first (look again: data may have come meanwhile). */
-static int any_source_failure_locked(ftmw_ctx *cx, const char *call, int *rank,
-                                     int *again) {
-  *rank = 0;
-  *again = 0;
+/* For FT_ANY_SOURCE with nothing matching queued (st.lock held): the
+ * failure to report now in *rc, with its worker in c->rank (0 if none),
+ * or FT_SUCCESS: wait on. Decides nothing. Returns FTMW_REP_BEGIN when
+ * the exchange with worker c->rank must begin before its failure is
+ * reported (ftmw_rep_choose_fn), else 0. */
+static int any_source_failure_locked(ftmw_ctx *cx, const char *call,
+                                     ftmw_rep_choice *c, int *rc) {
+  c->rank = 0;
+  *rc = FT_SUCCESS;
   ftmw_peer *u = unreported_worker_locked(cx);
-  if (u && ftmw_rep_begin(cx, u)) {
-    *again = 1;
-    return FT_SUCCESS;
+  if (u == NULL) {
+    *rc = any_source_hopeless_locked(cx, &c->rank);
+    return 0;
   }
-  if (u == NULL)
-    return any_source_hopeless_locked(cx, rank);
-  *rank = u->id;
-  return ftmw_peer_gone_locked(cx, u, call);
+  c->rank = u->id;
+  if (c->begun != u->id)
+    return FTMW_REP_BEGIN;
+  *rc = ftmw_peer_gone_locked(cx, u, call);
+  return 0;
 }
 
 /* The receives posted for worker p (ft_irecv), oldest first. They
@@ -174,36 +176,6 @@ static void *buffer_for(ftmw_ctx *cx, const recv_want *w, int r, size_t *bytes,
   return q->buf;
 }
 
-/* Nothing w waits for is queued and no decision says which source: the
- * failure a call of this kind reports now (st.lock held), for the worker
- * in w->rank, or FT_SUCCESS (wait on). *again: it waited for the
- * replicas first (look again: data may have come meanwhile). */
-static int undecided_failure_locked(ftmw_ctx *cx, recv_want *w, int *again) {
-  *again = 0;
-  if (w->from == FROM_ANY) {
-    int rc = any_source_failure_locked(cx, w->call, &w->rank, again);
-    if (rc == FT_ERR_PEER_FAILED) /* replicas report it too */
-      ftmw_rep_decide(cx, FTMW_DECIDE_RECV, w->rank, 0);
-    return rc;
-  }
-  for (int r = 1; r <= cx->job.W; r++) { /* FROM_POSTED */
-    ftmw_peer *p = &cx->st.workers[r];
-    if (!posts_of(cx, p)->n)
-      continue;
-    if ((!ftmw_peer_is_up(p) || p->fin) && ftmw_rep_begin(cx, p)) {
-      *again = 1;
-      return FT_SUCCESS;
-    }
-    int rc = ftmw_peer_gone_locked(cx, p, w->call);
-    if (rc != FT_SUCCESS) {
-      ftmw_rep_decide(cx, FTMW_DECIDE_RECV, r, 0);
-      w->rank = r;
-      return rc;
-    }
-  }
-  return FT_SUCCESS;
-}
-
 /* A receive with a deadline that passed with nothing to take (st.lock
  * held on entry, not on return): 0 received, no error. */
 static int timed_out(ftmw_ctx *cx, recv_want *w) {
@@ -220,10 +192,6 @@ static int timed_out(ftmw_ctx *cx, recv_want *w) {
  * receive from several sources, which the primary decides and the
  * replicas' same call follows; a receive from one worker there waits on,
  * as the replicas' own would. */
-static int terminated_now(ftmw_ctx *cx, const recv_want *w) {
-  return ftmw_is_master(cx) && ftmw_term_requested() &&
-         (w->from != FROM_ONE || cx->job.M == 0);
-}
 static int terminated(ftmw_ctx *cx, recv_want *w) {
   uv_mutex_unlock(&cx->st.lock);
   w->rank = 0;
@@ -231,130 +199,102 @@ static int terminated(ftmw_ctx *cx, recv_want *w) {
   return ftmw_fail(FT_ERR_TERMINATED), -1;
 }
 
-/* The one receive completion, behind ft_recv, ft_wait and ft_waitany
- * (st.lock held on entry, not on return). With master replicas it is one
- * exchange of the lock-step: a receive from several sources follows the
- * primary's decision of which message it took (or which failure it
- * reported), or decides it; the exchange is counted and its data kept
- * (ftmw_rep_end); a replica whose source failed asks the primary's
- * verdict. Returns the count received, or -1 with the error set; w->rank
- * says which source. */
-static int complete(ftmw_ctx *cx, recv_want *w) {
-  ftmw_peer *p = w->p;
-  int decided = 0, verdict_asked = 0, decided_rank = 0;
-  uint64_t decided_seq = 0;
-  int kind = w->deadline ? FTMW_DECIDE_OR(FTMW_DECIDE_RECV, FTMW_DECIDE_TIMEOUT)
-                         : FTMW_DECIDE_RECV;
-  int followed =
-      w->from != FROM_ONE
-          ? ftmw_rep_follow(cx, kind, -1, &decided_rank, &decided_seq)
-          : 0;
-  if (followed) {
-    decided = 1;
-    if (followed == FTMW_DECIDE_TERM) /* the primary's reported SIGTERM */
-      return terminated(cx, w);
-    if (decided_rank == 0) /* TIMEOUT: the primary's receive gave up */
-      return timed_out(cx, w);
-    p = &cx->st.workers[decided_rank];
+/* The message w takes now, with nothing decided (ftmw_rep_recv's look):
+ * from p, a worker's from its primary. */
+static ftmw_msg *look(ftmw_ctx *cx, void *arg, ftmw_peer *p) {
+  const recv_want *w = arg;
+  if (w->from == FROM_ONE)
+    return ftmw_match_peer(ftmw_is_master(cx) ? p : &cx->st.masters[0], w->tag);
+  if (w->from == FROM_ANY)
+    return ftmw_match_any(&cx->st.arrivals, w->tag);
+  return ftmw_match_posted(&cx->st.arrivals, cx->st.workers, cx->job.W, posted,
+                           cx);
+}
+
+/* Whether m fits w's buffer (ftmw_rep_recv's fits): a message handed
+ * over fits whatever its size. */
+static int fits(ftmw_ctx *cx, void *arg, const ftmw_msg *m) {
+  const recv_want *w = arg;
+  size_t bytes, size;
+  buffer_for(cx, w, m->source, &bytes, &size);
+  return w->take || !too_big(m, bytes, size, w->status);
+}
+
+/* Nothing w waits for is queued and no decision says which source: the
+ * failure a call of this kind reports now (ftmw_rep_recv's failure). */
+static int failure(ftmw_ctx *cx, void *arg, ftmw_rep_choice *c, int *rc) {
+  const recv_want *w = arg;
+  c->kind = 0;
+  if (w->from == FROM_ANY) {
+    if (any_source_failure_locked(cx, w->call, c, rc) == FTMW_REP_BEGIN)
+      return FTMW_REP_BEGIN;
+    if (*rc == FT_ERR_PEER_FAILED) /* replicas report it too */
+      c->kind = FTMW_DECIDE_RECV;
+    return 0;
   }
-  if (p && ftmw_is_master(cx) && w->from != FROM_POSTED)
-    ftmw_rep_begin(cx, p);
-  for (;;) {
-    if (!ftmw_is_master(cx))
-      p = ftmw_peer_of(cx, 0); /* the primary may change while we wait */
-    /* A decision naming a message: the primary took it, so its copy
-     * here, if still unconfirmed, is confirmed by that. */
-    if (decided && decided_seq != 0 && ftmw_match_seq(p, decided_seq) == NULL)
-      ftmw_inbox_confirm_locked(cx, p, decided_seq);
-    ftmw_msg *m =
-        decided ? (decided_seq ? ftmw_match_seq(p, decided_seq) : NULL)
-        : w->from == FROM_ONE
-            ? ftmw_match_peer(ftmw_is_master(cx) ? p : &cx->st.masters[0],
-                              w->tag)
-        : w->from == FROM_ANY
-            ? ftmw_match_any(&cx->st.arrivals, w->tag)
-            : ftmw_match_posted(&cx->st.arrivals, cx->st.workers, cx->job.W,
-                                posted, cx);
-    /* From several sources, in the primary: an exchange with m's sender. */
-    if (m != NULL && !decided && w->from != FROM_ONE &&
-        ftmw_rep_begin(cx, &cx->st.workers[m->source]))
+  *rc = FT_SUCCESS;
+  for (int r = 1; r <= cx->job.W; r++) { /* FROM_POSTED */
+    ftmw_peer *p = &cx->st.workers[r];
+    if (!posts_of(cx, p)->n)
       continue;
-    if (m != NULL) {
-      size_t bytes, size;
-      void *buf = buffer_for(cx, w, m->source, &bytes, &size);
-      w->rank = m->source;
-      if (!w->take && too_big(m, bytes, size, w->status)) {
-        if (decided) /* the retry with a larger buffer takes it */
-          ftmw_rep_unfollow(cx, FTMW_DECIDE_RECV, decided_rank, decided_seq);
-        uv_mutex_unlock(&cx->st.lock);
-        ftmw_fail(FT_ERR_TRUNCATE);
-        return -1;
-      }
-      ftmw_match_take(m);
-      int kept = 0;
-      if (ftmw_is_master(cx)) {
-        if (w->from != FROM_ONE && !decided)
-          ftmw_rep_decide(cx, FTMW_DECIDE_RECV, m->source, m->seq);
-        kept = ftmw_rep_end(cx, &cx->st.workers[m->source], 1, m);
-      }
-      uv_mutex_unlock(&cx->st.lock);
-      return w->take ? hand_over(cx, m, kept, w->take, w->status)
-                     : deliver(cx, m, kept, buf, size, w->status);
+    c->rank = r;
+    if (ftmw_peer_gone(p) && c->begun != r) /* a failure or end to report */
+      return FTMW_REP_BEGIN;
+    if ((*rc = ftmw_peer_gone_locked(cx, p, w->call)) != FT_SUCCESS) {
+      c->kind = FTMW_DECIDE_RECV;
+      return 0;
     }
-    if (decided && decided_seq != 0 && ftmw_peer_is_up(p)) {
-      ftmw_wait_locked(cx, -1); /* the copy is on its way */
-      continue;
-    }
-    if (!decided && terminated_now(cx, w)) { /* before any failure: stop */
-      if (w->from != FROM_ONE)
-        ftmw_rep_decide(cx, FTMW_DECIDE_TERM, 0, 0);
-      return terminated(cx, w);
-    }
-    /* A master whose worker died before its copy came: the primary's
-     * verdict says whether this call succeeded there (then its data is
-     * queued here now) or reports the failure. Either way the queue is
-     * looked at again: a master that took over may have been sent the
-     * data meanwhile by a replica that held it (ftmw-sim seed 9690). */
-    if (p && ftmw_is_master(cx) && ftmw_peer_is_failed(p) && !verdict_asked &&
-        (!decided || decided_seq != 0)) {
-      verdict_asked = 1;
-      ftmw_rep_verdict(cx, p);
-      continue;
-    }
-    int rc;
-    if (p) { /* one source, or the one the primary's call reported */
-      w->rank = p->id;
-      rc = decided && decided_seq == 0
-               ? ftmw_decided_gone_locked(cx, p, w->call)
-               : ftmw_peer_gone_locked(cx, p, w->call);
-      if (rc == FT_ERR_PEER_FAILED && ftmw_is_master(cx) &&
-          (!decided || decided_seq != 0))
-        ftmw_rep_end(cx, p, 0, NULL);
-    } else {
-      int again;
-      rc = undecided_failure_locked(cx, w, &again);
-      if (again)
-        continue;
-    }
-    if (rc != FT_SUCCESS) {
-      uv_mutex_unlock(&cx->st.lock);
-      ftmw_set_status(w->status, w->rank, w->tag, 0, rc);
-      ftmw_fail(rc);
-      /* A result the program waited for will not come (FT_ERRORS). */
-      if (rc == FT_ERR_PEER_FAILED && ftmw_is_master(cx) && w->rank >= 1)
-        ftmw_told_by_recv(cx, &cx->st.workers[w->rank], w->from == FROM_ANY);
-      return -1;
-    }
-    int64_t ms = -1;
-    if (w->deadline != 0) {
-      uint64_t now = ftmw_now_ms();
-      if (now >= w->deadline) { /* replicas time out at the same call */
-        ftmw_rep_decide(cx, FTMW_DECIDE_TIMEOUT, 0, 0);
-        return timed_out(cx, w);
-      }
-      ms = (int64_t)(w->deadline - now);
-    }
-    ftmw_wait_locked(cx, ms);
+  }
+  c->rank = 0;
+  return 0;
+}
+
+/* The one receive completion, behind ft_recv, ft_wait and ft_waitany
+ * (st.lock held on entry, not on return): one exchange of the replicas'
+ * lock-step, run by ftmw_rep_recv_call, then the message delivered or
+ * the outcome reported. Returns the count received, or -1 with the error
+ * set; w->rank says which source. */
+static int complete(ftmw_ctx *cx, recv_want *w) {
+  int master = ftmw_is_master(cx);
+  ftmw_rep_recv r = {
+      .call = w->call,
+      .kind = w->from == FROM_ONE ? 0
+              : w->deadline
+                  ? FTMW_DECIDE_OR(FTMW_DECIDE_RECV, FTMW_DECIDE_TIMEOUT)
+                  : FTMW_DECIDE_RECV,
+      .p = w->p,
+      .deadline = w->deadline,
+      .stop_on_term = master && (w->from != FROM_ONE || cx->job.M == 0),
+      .begin_first = w->from != FROM_POSTED,
+      .arg = w,
+      .look = look,
+      .fits = fits,
+      .failure = failure};
+  ftmw_rep_received got;
+  ftmw_rep_recv_call(cx, &r, &got);
+  w->rank = got.rank;
+  switch (got.how) {
+  case FTMW_RECV_TAKEN: {
+    size_t bytes, size;
+    void *buf = buffer_for(cx, w, got.m->source, &bytes, &size);
+    uv_mutex_unlock(&cx->st.lock);
+    return w->take ? hand_over(cx, got.m, got.kept, w->take, w->status)
+                   : deliver(cx, got.m, got.kept, buf, size, w->status);
+  }
+  case FTMW_RECV_TRUNCATED:
+    uv_mutex_unlock(&cx->st.lock);
+    ftmw_fail(FT_ERR_TRUNCATE);
+    return -1;
+  case FTMW_RECV_TERMINATED: return terminated(cx, w);
+  case FTMW_RECV_TIMED_OUT: return timed_out(cx, w);
+  default: /* FTMW_RECV_FAILED */
+    uv_mutex_unlock(&cx->st.lock);
+    ftmw_set_status(w->status, w->rank, w->tag, 0, got.rc);
+    ftmw_fail(got.rc);
+    /* A result the program waited for will not come (FT_ERRORS). */
+    if (got.rc == FT_ERR_PEER_FAILED && master && w->rank >= 1)
+      ftmw_told_by_recv(cx, &cx->st.workers[w->rank], w->from == FROM_ANY);
+    return -1;
   }
 }
 
@@ -462,56 +402,73 @@ static uint64_t probe_value(const ftmw_msg *m) {
  * tag and size; PROBED: none yet, or the error reported), and a replica
  * returns it without looking: the message may not have reached it yet,
  * and the receive that follows waits for it (or asks the primary's
- * verdict if its sender dies first). Returns the decision's kind (st.lock
- * held), its rank and value in *rank and *v. */
-static int probe_locked(ftmw_ctx *cx, const char *call, ftmw_peer *p, int tag,
-                        int block, int *rank, uint64_t *v) {
+ * verdict if its sender dies first). */
+typedef struct {
+  const char *call;
+  ftmw_peer *p; /* the source, or NULL (FT_ANY_SOURCE) */
+  int tag, block;
+  int pass;  /* looks made */
+  int asked; /* the worker whose exchange it asked to begin, or 0 */
+} probe_want;
+
+/* The probe's choice where this master decides (ftmw_rep_choose_fn). */
+static int probe_choose(ftmw_ctx *cx, void *arg, ftmw_rep_choice *c) {
+  probe_want *q = arg;
   int master = ftmw_is_master(cx);
-  int want = p && master ? p->id : -1;
-  int kind = ftmw_rep_follow(
-      cx, FTMW_DECIDE_OR(FTMW_DECIDE_PROBE, FTMW_DECIDE_PROBED), want, rank, v);
-  if (kind) {
-    if (kind == FTMW_DECIDE_PROBED && *v != FT_SUCCESS &&
-        *v != FT_ERR_TERMINATED && *rank >= 1)
-      ftmw_decided_gone_locked(cx, &cx->st.workers[*rank], call); /* here too */
-    return kind;
-  }
-  for (int pass = 0;; pass++) {
+  if (q->asked && !c->begun) /* the protocol waited: a new look */
+    q->pass++;
+  q->asked = 0;
+  for (;; q->pass++) {
     if (!master)
-      p = ftmw_peer_of(cx, 0); /* the primary may change while we wait */
-    ftmw_msg *m = p ? ftmw_match_peer(master ? p : &cx->st.masters[0], tag)
-                    : ftmw_match_any(&cx->st.arrivals, tag);
+      q->p = ftmw_peer_of(cx, 0); /* the primary may change while we wait */
+    ftmw_peer *p = q->p;
+    ftmw_msg *m = p ? ftmw_match_peer(master ? p : &cx->st.masters[0], q->tag)
+                    : ftmw_match_any(&cx->st.arrivals, q->tag);
     if (m != NULL) {
-      kind = FTMW_DECIDE_PROBE;
-      *rank = m->source;
-      *v = probe_value(m);
-      break;
+      c->kind = FTMW_DECIDE_PROBE;
+      c->rank = m->source;
+      c->value = probe_value(m);
+      return 0;
     }
-    int rc = FT_SUCCESS, again = 0;
-    *rank = want > 0 ? want : 0;
+    int rc = FT_SUCCESS;
+    c->rank = p && master ? p->id : 0;
     /* After SIGTERM a master's probe that would wait reports it before
      * any failure, as complete() does (term.h): a decision like any
      * probe's, whatever its source. */
-    if (block && master && ftmw_term_requested())
+    if (q->block && master && ftmw_term_requested())
       rc = FT_ERR_TERMINATED;
-    else if (p == NULL)
-      rc = any_source_failure_locked(cx, call, rank, &again);
-    else if (master && !ftmw_peer_is_up(p) && ftmw_rep_begin(cx, p))
-      again = 1;
+    else if (p == NULL) {
+      if (any_source_failure_locked(cx, q->call, c, &rc) == FTMW_REP_BEGIN)
+        return q->asked = c->rank, FTMW_REP_BEGIN;
+    } else if (master && !ftmw_peer_is_up(p) && c->begun != p->id)
+      return q->asked = c->rank, FTMW_REP_BEGIN;
     else
-      rc = ftmw_peer_gone_locked(cx, p, call);
-    if (again)
-      continue;
-    if (rc != FT_SUCCESS || (!block && pass > 0)) {
-      kind = FTMW_DECIDE_PROBED;
-      *v = (uint64_t)rc;
-      break;
+      rc = ftmw_peer_gone_locked(cx, p, q->call);
+    if (rc != FT_SUCCESS || (!q->block && q->pass > 0)) {
+      c->kind = FTMW_DECIDE_PROBED;
+      c->value = (uint64_t)rc;
+      return 0;
     }
     /* ft_iprobe lets the I/O run once before it says "none". */
-    ftmw_wait_locked(cx, block ? -1 : 0);
+    ftmw_wait_locked(cx, q->block ? -1 : 0);
+    c->begun = 0; /* begun before the wait: begun again after it */
   }
-  ftmw_rep_decide(cx, kind, *rank, *v);
-  return kind;
+}
+
+/* The probe's outcome (st.lock held): the decision's kind, its rank and
+ * value in *rank and *v. */
+static int probe_locked(ftmw_ctx *cx, const char *call, ftmw_peer *p, int tag,
+                        int block, int *rank, uint64_t *v) {
+  probe_want q = {.call = call, .p = p, .tag = tag, .block = block};
+  ftmw_rep_choice c;
+  ftmw_rep_decided(cx, FTMW_DECIDE_OR(FTMW_DECIDE_PROBE, FTMW_DECIDE_PROBED),
+                   p && ftmw_is_master(cx) ? p->id : -1, probe_choose, &q, &c);
+  if (c.followed && c.kind == FTMW_DECIDE_PROBED && c.value != FT_SUCCESS &&
+      c.value != (uint64_t)FT_ERR_TERMINATED && c.rank >= 1)
+    ftmw_decided_gone_locked(cx, &cx->st.workers[c.rank], call); /* here too */
+  *rank = c.rank;
+  *v = c.value;
+  return c.kind;
 }
 
 static int probe(ftmw_ctx *cx, const char *call, int source, int tag, int block,
@@ -604,6 +561,23 @@ static void post_done(ftmw_ctx *cx, ftmw_peer *p, int error) {
   } while (error != FT_SUCCESS && q->n > 0);
 }
 
+/* ft_irecv's choice where this master decides: whether p's data is
+ * queued, or the failure or end to report (ftmw_rep_choose_fn). */
+typedef struct {
+  const char *call;
+  ftmw_peer *p;
+  int tag;
+} post_want;
+
+static int post_choose(ftmw_ctx *cx, void *arg, ftmw_rep_choice *c) {
+  const post_want *w = arg;
+  c->rank = w->p->id;
+  c->value = (uint64_t)(ftmw_match_peer(w->p, w->tag)
+                            ? FT_SUCCESS
+                            : ftmw_peer_gone_locked(cx, w->p, w->call));
+  return 0;
+}
+
 int ftmw_irecv(ftmw_ctx *cx, const char *call, int logged, void *buf, int count,
                FT_Datatype type, int source, int tag) {
   ftmw_peer *p = ftmw_master_peer(cx, source);
@@ -624,18 +598,13 @@ int ftmw_irecv(ftmw_ctx *cx, const char *call, int logged, void *buf, int count,
     return ftmw_fail(FT_ERR_NOMEM);
   /* A sender that has finished or died may still have its data queued.
    * Whether this call reports the failure is the primary's decision. */
+  post_want pw = {call, p, tag};
+  ftmw_rep_choice c;
   uv_mutex_lock(&cx->st.lock);
-  int r;
-  uint64_t v;
-  if (ftmw_rep_follow(cx, FTMW_DECIDE_POST, source, &r, &v)) {
-    rc = (int)v;
-    if (rc == FT_ERR_PEER_FAILED) /* reported here too, and traced */
-      ftmw_decided_gone_locked(cx, p, call);
-  } else {
-    rc = ftmw_match_peer(p, tag) ? FT_SUCCESS
-                                 : ftmw_peer_gone_locked(cx, p, call);
-    ftmw_rep_decide(cx, FTMW_DECIDE_POST, source, (uint64_t)rc);
-  }
+  ftmw_rep_decided(cx, FTMW_DECIDE_POST, source, post_choose, &pw, &c);
+  rc = (int)c.value;
+  if (c.followed && rc == FT_ERR_PEER_FAILED) /* reported here too, traced */
+    ftmw_decided_gone_locked(cx, p, call);
   uv_mutex_unlock(&cx->st.lock);
   if (rc != FT_SUCCESS) {
     /* Reported: nothing posted for p can complete any more. */

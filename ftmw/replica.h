@@ -39,60 +39,23 @@ void ftmw_rep_use_link(ftmw_ctx *cx, const ftmw_rep_link *l);
 int ftmw_rep_init(ftmw_ctx *cx);
 void ftmw_rep_free(ftmw_ctx *cx);
 
-/* --- the exchange sequence ---
+/* --- the calls, one exchange each ---
  * Every exchange of a master with worker p (a send, a receive, a failure
- * reported) runs the same sequence, with st.lock held:
- *
- *   ftmw_rep_begin(p)                  before it
- *   ftmw_rep_follow() / ..._decide()   at each nondeterministic choice
- *   ftmw_rep_end(p, ok, m)             after it
- *
- * A master with replicas runs the replicated implementation; any other
- * process the solo one, where each step does nothing. */
+ * reported) runs the protocol's sequence (replica_state.h): the exchange
+ * begins (the primary waits for its replicas), the primary's decision is
+ * followed or made at a nondeterministic choice, and the exchange ends
+ * (counted, its outcome kept for the replicas that may ask). The data
+ * path makes each of its calls one call here, handing over its own part
+ * (the write of a send, the choice of a decided call, what a receive
+ * waits for), which the protocol runs inside the exchange. A master with
+ * replicas runs the replicated implementation; any other process the
+ * solo one, where the protocol adds nothing. */
 
-/* Begin: the primary waits until every live replica has reported the
- * previous exchange with p done (a replica still in it may ask for the
- * primary's verdict on it, which only the last outcome answers), whatever
- * this one's outcome (data, or p's failure reported). Returns 1 if it
- * waited (what the caller matched may have changed). */
-int ftmw_rep_begin(ftmw_ctx *cx, struct ftmw_peer *p);
-
-/* Decide-or-follow, at a nondeterministic call of that kind (naming worker
- * want_rank, or -1): ftmw_rep_follow returns 1 when the call must follow
- * the primary's decision (then in *rank and *value), which it waits for;
- * 0 when this master decides: it makes the choice and then tells it with
- * ftmw_rep_decide (the primary tells every live replica, in priority
- * order; a replica's call tells nobody). A replica whose call is not the
- * one decided leaves the job (exit 70). The non-zero that ftmw_rep_follow
- * returns is the kind decided (of the two that FTMW_DECIDE_OR allows). */
-int ftmw_rep_follow(ftmw_ctx *cx, int kind, int want_rank, int *rank,
-                    uint64_t *value);
 /* A call that may be decided one of two ways (a receive with a deadline:
  * RECV, or TIMEOUT with rank 0) follows FTMW_DECIDE_OR(kind, alt). */
 #define FTMW_DECIDE_OR(kind, alt) ((kind) | (alt) << 8)
 #define FTMW_DECIDE_KIND(k) ((k) & 0xff)
 #define FTMW_DECIDE_ALT(k) ((k) >> 8)
-void ftmw_rep_decide(ftmw_ctx *cx, int kind, int rank, uint64_t value);
-
-/* Puts the decision just followed back (the call returned FT_ERR_TRUNCATE
- * and will be made again). */
-void ftmw_rep_unfollow(ftmw_ctx *cx, int kind, int rank, uint64_t value);
-
-/* End, after an exchange with p that succeeded (ok; m: the message
- * received, NULL for a send) or reported p's failure (!ok): counts it and
- * keeps its outcome (and m itself, until the next exchange with p), to
- * answer replicas that suspect that exchange if this master is or becomes
- * primary; a replica tells the primary (DONE). Returns 1 when it keeps m:
- * the caller must not free it. */
-int ftmw_rep_end(ftmw_ctx *cx, struct ftmw_peer *p, int ok, struct ftmw_msg *m);
-
-/* When worker p failed during the exchange: the primary's verdict on the
- * same exchange, asked for (SUSPECT) if none came yet, and asked again of
- * a new primary. 1: the primary's exchange succeeded (for a receive, its
- * data is queued here by now): complete this one too; 0: report the
- * failure from this call (also what a master that is primary, or becomes
- * primary, decides when no verdict came). */
-int ftmw_rep_verdict(ftmw_ctx *cx, struct ftmw_peer *p);
 
 /* Whatever the protocol needs from a master while it waits: a master that
  * became primary takes over, a replica re-reports to a new primary, the
@@ -101,6 +64,39 @@ int ftmw_rep_verdict(ftmw_ctx *cx, struct ftmw_peer *p);
  * exchange and in ft_finalize. Returns non-zero if it did anything (the
  * caller then re-checks what it waits for: wake-ups may have come). */
 int ftmw_rep_serve(ftmw_ctx *cx);
+
+/* --- a decided call, one call ---
+ * A call whose outcome is one of several (whether ft_test finds its
+ * worker failed, which one ft_testany finds, the masters' clock, whether
+ * a posted receive's source has gone, what a probe finds, ft_restore's
+ * outcome) is decided once, by the primary, and every replica's same
+ * call follows it. ftmw_rep_decided runs the whole of it: a replica
+ * waits for the primary's decision (c->followed); where this master
+ * decides (the primary, and any process without replicas, where the
+ * protocol does nothing), choose makes the choice and it is told to the
+ * live replicas in priority order. */
+typedef struct ftmw_rep_choice {
+  int kind;       /* the kind decided (FTMW_DECIDE_OR allows two; choose
+                     finds the first set, and may set the other) */
+  int rank;       /* the worker the outcome names, or 0 (choose finds the
+                     one the call names, want_rank, if any) */
+  uint64_t value; /* the outcome */
+  int followed;   /* the primary's decision, followed here */
+  int begun;      /* to choose: the worker whose exchange has begun, with
+                     no wait since (see FTMW_REP_BEGIN), or 0 */
+} ftmw_rep_choice;
+
+/* choose fills c and returns 0; or, before it reports the
+ * failure or end of worker c->rank, it returns FTMW_REP_BEGIN: the
+ * exchange with that worker begins (the primary waits until every live
+ * replica is done with the one before), and choose is called again,
+ * with c->begun = c->rank, or 0 if the protocol waited (what choose
+ * looked at may have changed meanwhile). choose may wait itself
+ * (ftmw_wait_locked). Only a master's choice names a worker. */
+#define FTMW_REP_BEGIN 1
+typedef int (*ftmw_rep_choose_fn)(ftmw_ctx *cx, void *arg, ftmw_rep_choice *c);
+void ftmw_rep_decided(ftmw_ctx *cx, int kind, int want_rank,
+                      ftmw_rep_choose_fn choose, void *arg, ftmw_rep_choice *c);
 
 /* --- a send, one call ---
  * The data path hands the protocol the write of its DATA frame: fn writes
@@ -136,19 +132,74 @@ int ftmw_rep_send_call(ftmw_ctx *cx, const char *call, struct ftmw_peer *p,
 int ftmw_rep_worker_send(ftmw_ctx *cx, const char *call, int tag, uint64_t seq,
                          const void *buf, size_t len, const ftmw_rep_write *w);
 
-/* The value of an ft_restore decision on worker p: the outcome code, and
- * on success the new incarnation and the spare it came from. */
-uint64_t ftmw_rep_restore_value(int code, const struct ftmw_peer *p);
+/* --- a receive, one call ---
+ * Every receive (ft_recv, ft_wait, ft_waitany, and the farm's) is one
+ * exchange, which ftmw_rep_recv_call runs from start to end (st.lock held
+ * on entry and on return, released while it waits): a receive from
+ * several sources follows the primary's decision of which message it
+ * takes (or which failure, SIGTERM or timeout it reports), or decides it;
+ * the exchange with the worker begins first and is counted at the end,
+ * with its data kept for the replicas that may ask (ftmw_rep_end); a
+ * replica whose source failed asks the primary's verdict. The data path
+ * says what it waits for: */
+typedef struct ftmw_rep_recv {
+  const char *call;    /* the API call, for failure reports */
+  int kind;            /* from several sources: FTMW_DECIDE_RECV, or with a
+                          deadline FTMW_DECIDE_OR(RECV, TIMEOUT); 0: one source */
+  struct ftmw_peer *p; /* one source: the worker (a worker's receive: its
+                          primary, looked up again after each wait) */
+  uint64_t deadline;   /* ftmw_now_ms() to give up at, or 0 */
+  int stop_on_term;    /* after SIGTERM (term.h), stop instead of waiting */
+  int begin_first;     /* the exchange with p, or with the source the
+                          primary decided, begins before the receive looks
+                          (all but ft_waitany's) */
+  void *arg;           /* the data path's, handed to the three below */
+  /* The message the receive takes now, with nothing decided, or NULL. */
+  struct ftmw_msg *(*look)(ftmw_ctx *cx, void *arg, struct ftmw_peer *p);
+  /* Whether m fits the caller's buffer (else its status says
+   * FT_ERR_TRUNCATE, and m stays queued). */
+  int (*fits)(ftmw_ctx *cx, void *arg, const struct ftmw_msg *m);
+  /* From several sources, with nothing to take: the failure to report
+   * now (*rc, its worker in c->rank, c->kind FTMW_DECIDE_RECV when the
+   * replicas follow it, else 0), or FT_SUCCESS: wait on. A
+   * ftmw_rep_choose_fn's contract: FTMW_REP_BEGIN before it reports
+   * worker c->rank. */
+  int (*failure)(ftmw_ctx *cx, void *arg, ftmw_rep_choice *c, int *rc);
+} ftmw_rep_recv;
 
-/* Replica's ft_restore of p, given the primary's decision v: waits until
- * the new incarnation is adopted (a spare's ACTIVATED, a spawned worker's
- * HELLO), or its spare is gone or the launch deadline passed (then the
- * new incarnation counts as failed here). Returns the outcome code; on
- * FT_SUCCESS, *epoch is the incarnation the primary made. When the
- * primary could not restore p, what p left queued is dropped here, as the
- * primary dropped it. */
-int ftmw_rep_follow_restore(ftmw_ctx *cx, struct ftmw_peer *p, uint64_t v,
-                            uint32_t *epoch);
+/* How a receive ended. */
+enum {
+  FTMW_RECV_TAKEN = 1,  /* m taken from its queue: the caller's */
+  FTMW_RECV_TRUNCATED,  /* m does not fit: it stays queued */
+  FTMW_RECV_FAILED,     /* rc: the failure (or end) of worker rank */
+  FTMW_RECV_TERMINATED, /* SIGTERM: the job is being stopped */
+  FTMW_RECV_TIMED_OUT   /* nothing by the deadline */
+};
+typedef struct ftmw_rep_received {
+  int how;            /* FTMW_RECV_* */
+  int rank;           /* the source taken, or whose failure is reported */
+  int rc;             /* FTMW_RECV_FAILED: the error */
+  struct ftmw_msg *m; /* TAKEN, TRUNCATED: the message */
+  int kept;           /* TAKEN: the protocol keeps m; do not free it */
+} ftmw_rep_received;
+
+void ftmw_rep_recv_call(ftmw_ctx *cx, const ftmw_rep_recv *r,
+                        ftmw_rep_received *got);
+
+/* ft_restore of worker p as one decided call (st.lock held). Where this
+ * master decides, once every live replica is done with p's old
+ * incarnation, restore(cx, arg) restores it (st.lock held, released
+ * while it restores) and returns its outcome code, which the replicas are
+ * told with the new incarnation and the spare it came from. A replica
+ * (*followed) follows the primary's: it waits until the new incarnation
+ * is adopted (a spare's ACTIVATED, a spawned worker's HELLO), or its
+ * spare is gone or the launch deadline passed (then the new incarnation
+ * counts as failed here); when the primary could not restore p, what p
+ * left queued is dropped here, as the primary dropped it. Returns the
+ * outcome code; on FT_SUCCESS, *epoch is the new incarnation. */
+int ftmw_rep_restore_call(ftmw_ctx *cx, struct ftmw_peer *p,
+                          int (*restore)(ftmw_ctx *cx, void *arg), void *arg,
+                          int *followed, uint32_t *epoch);
 
 /* ft_is_primary with replicas: 1 in the master that decides this call
  * (the primary); 0 in a replica, which follows the primary's answer. The

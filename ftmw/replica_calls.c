@@ -6,12 +6,209 @@
  *   replica's wait for the worker's word, the primary's waits before it
  *   writes, the verdict asked for when the worker fails; a worker's COPY
  *   to the other masters, its move to a new primary and its CONFIRM.
+ * - A decided call (ftmw_rep_decided): the data path hands over its
+ *   choice, made only where this master decides.
+ * - A receive (ftmw_rep_recv_call): the data path hands over what it
+ *   waits for (how to look for it, whether it fits, what failure to
+ *   report when nothing can come), and the exchange runs here: the
+ *   primary's decision followed or made, the exchange begun and ended,
+ *   the verdict asked for when the source failed, the waits.
  * - ft_restore's follow, which only masters with replicas make. */
 #include "calls.h"
 #include "ftmw_impl.h"
+#include "inbox.h"
 #include "match.h"
+#include "term.h"
 #include "replica.h"
 #include "replica_state.h"
+
+void ftmw_rep_decided(ftmw_ctx *cx, int kind, int want_rank,
+                      ftmw_rep_choose_fn choose, void *arg,
+                      ftmw_rep_choice *c) {
+  *c = (ftmw_rep_choice){.kind = FTMW_DECIDE_KIND(kind),
+                         .rank = want_rank > 0 ? want_rank : 0};
+  int followed = ftmw_rep_follow(cx, kind, want_rank, &c->rank, &c->value);
+  if (followed) {
+    c->kind = followed;
+    c->followed = 1;
+    return;
+  }
+  while (choose(cx, arg, c) == FTMW_REP_BEGIN)
+    c->begun = ftmw_rep_begin(cx, &cx->st.workers[c->rank]) ? 0 : c->rank;
+  ftmw_rep_decide(cx, c->kind, c->rank, c->value);
+}
+
+/* A receive's message m was found (st.lock held): taken, or left queued
+ * if it does not fit (a decision followed is put back: the retry with a
+ * larger buffer follows it again). From several sources the primary
+ * decides it; a master counts the exchange and keeps its data. */
+static void take_locked(ftmw_ctx *cx, const ftmw_rep_recv *r, ftmw_msg *m,
+                        int decided, int rank, uint64_t seq,
+                        ftmw_rep_received *got) {
+  got->rank = m->source;
+  got->m = m;
+  if (!r->fits(cx, r->arg, m)) {
+    if (decided)
+      ftmw_rep_unfollow(cx, FTMW_DECIDE_RECV, rank, seq);
+    got->how = FTMW_RECV_TRUNCATED;
+    return;
+  }
+  ftmw_match_take(m);
+  if (ftmw_is_master(cx)) {
+    if (r->kind && !decided)
+      ftmw_rep_decide(cx, FTMW_DECIDE_RECV, m->source, m->seq);
+    got->kept = ftmw_rep_end(cx, &cx->st.workers[m->source], 1, m);
+  }
+  got->how = FTMW_RECV_TAKEN;
+}
+
+/* From several sources, nothing to take and nothing decided: the failure
+ * the data path reports now (decided for the replicas if it says so), in
+ * got, or FT_SUCCESS. *again: the protocol waited before the exchange
+ * with its worker began (look again: data may have come meanwhile). */
+static int undecided_failure_locked(ftmw_ctx *cx, const ftmw_rep_recv *r,
+                                    ftmw_rep_received *got, int *again) {
+  ftmw_rep_choice c = {0};
+  int rc;
+  *again = 0;
+  while (r->failure(cx, r->arg, &c, &rc) == FTMW_REP_BEGIN) {
+    if (ftmw_rep_begin(cx, &cx->st.workers[c.rank])) {
+      *again = 1;
+      return FT_SUCCESS;
+    }
+    c.begun = c.rank;
+  }
+  got->rank = c.rank;
+  if (c.kind)
+    ftmw_rep_decide(cx, c.kind, c.rank, 0);
+  return rc;
+}
+
+void ftmw_rep_recv_call(ftmw_ctx *cx, const ftmw_rep_recv *r,
+                        ftmw_rep_received *got) {
+  ftmw_peer *p = r->p;
+  int master = ftmw_is_master(cx);
+  int decided = 0, verdict_asked = 0, decided_rank = 0;
+  uint64_t decided_seq = 0;
+  *got = (ftmw_rep_received){0};
+  int followed =
+      r->kind ? ftmw_rep_follow(cx, r->kind, -1, &decided_rank, &decided_seq)
+              : 0;
+  if (followed) {
+    decided = 1;
+    if (followed == FTMW_DECIDE_TERM) { /* the primary's reported SIGTERM */
+      got->how = FTMW_RECV_TERMINATED;
+      return;
+    }
+    if (decided_rank == 0) { /* TIMEOUT: the primary's receive gave up */
+      got->how = FTMW_RECV_TIMED_OUT;
+      return;
+    }
+    p = &cx->st.workers[decided_rank];
+  }
+  if (p && master && r->begin_first)
+    ftmw_rep_begin(cx, p);
+  for (;;) {
+    if (!master)
+      p = ftmw_peer_of(cx, 0); /* the primary may change while we wait */
+    /* A decision naming a message: the primary took it, so its copy
+     * here, if still unconfirmed, is confirmed by that. */
+    if (decided && decided_seq != 0 && ftmw_match_seq(p, decided_seq) == NULL)
+      ftmw_inbox_confirm_locked(cx, p, decided_seq);
+    ftmw_msg *m = !decided           ? r->look(cx, r->arg, p)
+                  : decided_seq != 0 ? ftmw_match_seq(p, decided_seq)
+                                     : NULL;
+    /* From several sources, in the primary: an exchange with m's sender. */
+    if (m != NULL && !decided && r->kind &&
+        ftmw_rep_begin(cx, &cx->st.workers[m->source]))
+      continue;
+    if (m != NULL) {
+      take_locked(cx, r, m, decided, decided_rank, decided_seq, got);
+      return;
+    }
+    if (decided && decided_seq != 0 && ftmw_peer_is_up(p)) {
+      ftmw_wait_locked(cx, -1); /* the copy is on its way */
+      continue;
+    }
+    if (!decided && r->stop_on_term && ftmw_term_requested()) {
+      if (r->kind) /* before any failure: stop */
+        ftmw_rep_decide(cx, FTMW_DECIDE_TERM, 0, 0);
+      got->how = FTMW_RECV_TERMINATED;
+      return;
+    }
+    /* A master whose worker died before its copy came: the primary's
+     * verdict says whether this call succeeded there (then its data is
+     * queued here now) or reports the failure. Either way the queue is
+     * looked at again: a master that took over may have been sent the
+     * data meanwhile by a replica that held it (ftmw-sim seed 9690). */
+    if (p && master && ftmw_peer_is_failed(p) && !verdict_asked &&
+        (!decided || decided_seq != 0)) {
+      verdict_asked = 1;
+      ftmw_rep_verdict(cx, p);
+      continue;
+    }
+    int rc;
+    if (p) { /* one source, or the one the primary's call reported */
+      got->rank = p->id;
+      rc = decided && decided_seq == 0
+               ? ftmw_decided_gone_locked(cx, p, r->call)
+               : ftmw_peer_gone_locked(cx, p, r->call);
+      if (rc == FT_ERR_PEER_FAILED && master && (!decided || decided_seq != 0))
+        ftmw_rep_end(cx, p, 0, NULL);
+    } else {
+      int again;
+      rc = undecided_failure_locked(cx, r, got, &again);
+      if (again)
+        continue;
+    }
+    if (rc != FT_SUCCESS) {
+      got->how = FTMW_RECV_FAILED;
+      got->rc = rc;
+      return;
+    }
+    int64_t ms = -1;
+    if (r->deadline != 0) {
+      uint64_t now = ftmw_now_ms();
+      if (now >= r->deadline) { /* replicas time out at the same call */
+        ftmw_rep_decide(cx, FTMW_DECIDE_TIMEOUT, 0, 0);
+        got->how = FTMW_RECV_TIMED_OUT;
+        return;
+      }
+      ms = (int64_t)(r->deadline - now);
+    }
+    ftmw_wait_locked(cx, ms);
+  }
+}
+
+/* ft_restore's choice: the exchange with p begins (every replica done
+ * with the old incarnation), then the data path restores it. */
+typedef struct {
+  ftmw_peer *p;
+  int (*restore)(ftmw_ctx *cx, void *arg);
+  void *arg;
+  int rc;
+} restore_choice;
+
+static int restore_choose(ftmw_ctx *cx, void *arg, ftmw_rep_choice *c) {
+  restore_choice *r = arg;
+  c->rank = r->p->id;
+  if (c->begun != r->p->id)
+    return FTMW_REP_BEGIN;
+  r->rc = r->restore(cx, r->arg);
+  c->value = ftmw_rep_restore_value(r->rc, r->p);
+  return 0;
+}
+
+int ftmw_rep_restore_call(ftmw_ctx *cx, ftmw_peer *p,
+                          int (*restore)(ftmw_ctx *cx, void *arg), void *arg,
+                          int *followed, uint32_t *epoch) {
+  restore_choice r = {p, restore, arg, FT_SUCCESS};
+  ftmw_rep_choice c;
+  ftmw_rep_decided(cx, FTMW_DECIDE_RESTORE, p->id, restore_choose, &r, &c);
+  *followed = c.followed;
+  *epoch = p->epoch;
+  return c.followed ? ftmw_rep_follow_restore(cx, p, c.value, epoch) : r.rc;
+}
 
 uint64_t ftmw_rep_restore_value(int code, const ftmw_peer *p) {
   uint64_t v = (uint16_t)code;

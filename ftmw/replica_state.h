@@ -115,6 +115,56 @@ struct ftmw_hdr;
 int ftmw_rep_on_frame(ftmw_ctx *cx, struct ftmw_peer *p,
                       const struct ftmw_hdr *h, void *payload);
 
+/* --- the exchange sequence (replica.h's calls run it) ---
+ * Every exchange of a master with worker p (a send, a receive, a failure
+ * reported) runs the same sequence, with st.lock held:
+ *
+ *   ftmw_rep_begin(p)                  before it
+ *   ftmw_rep_follow() / ..._decide()   at each nondeterministic choice
+ *   ftmw_rep_end(p, ok, m)             after it
+ *
+ * A master with replicas runs the replicated implementation; any other
+ * process the solo one, where each step does nothing. */
+
+/* Begin: the primary waits until every live replica has reported the
+ * previous exchange with p done (a replica still in it may ask for the
+ * primary's verdict on it, which only the last outcome answers), whatever
+ * this one's outcome (data, or p's failure reported). Returns 1 if it
+ * waited (what the caller matched may have changed). */
+int ftmw_rep_begin(ftmw_ctx *cx, struct ftmw_peer *p);
+
+/* Decide-or-follow, at a nondeterministic call of that kind (naming worker
+ * want_rank, or -1): ftmw_rep_follow returns 1 when the call must follow
+ * the primary's decision (then in *rank and *value), which it waits for;
+ * 0 when this master decides: it makes the choice and then tells it with
+ * ftmw_rep_decide (the primary tells every live replica, in priority
+ * order; a replica's call tells nobody). A replica whose call is not the
+ * one decided leaves the job (exit 70). The non-zero that ftmw_rep_follow
+ * returns is the kind decided (of the two that FTMW_DECIDE_OR allows). */
+int ftmw_rep_follow(ftmw_ctx *cx, int kind, int want_rank, int *rank,
+                    uint64_t *value);
+void ftmw_rep_decide(ftmw_ctx *cx, int kind, int rank, uint64_t value);
+
+/* Puts the decision just followed back (the call returned FT_ERR_TRUNCATE
+ * and will be made again). */
+void ftmw_rep_unfollow(ftmw_ctx *cx, int kind, int rank, uint64_t value);
+
+/* End, after an exchange with p that succeeded (ok; m: the message
+ * received, NULL for a send) or reported p's failure (!ok): counts it and
+ * keeps its outcome (and m itself, until the next exchange with p), to
+ * answer replicas that suspect that exchange if this master is or becomes
+ * primary; a replica tells the primary (DONE). Returns 1 when it keeps m:
+ * the caller must not free it. */
+int ftmw_rep_end(ftmw_ctx *cx, struct ftmw_peer *p, int ok, struct ftmw_msg *m);
+
+/* When worker p failed during the exchange: the primary's verdict on the
+ * same exchange, asked for (SUSPECT) if none came yet, and asked again of
+ * a new primary. 1: the primary's exchange succeeded (for a receive, its
+ * data is queued here by now): complete this one too; 0: report the
+ * failure from this call (also what a master that is primary, or becomes
+ * primary, decides when no verdict came). */
+int ftmw_rep_verdict(ftmw_ctx *cx, struct ftmw_peer *p);
+
 /* --- the steps of a send (replica_calls.c's ftmw_rep_send_call and
  * ftmw_rep_worker_send run them; replica.h) --- */
 
@@ -173,6 +223,22 @@ int ftmw_rep_acked(ftmw_ctx *cx, struct ftmw_peer *p, uint64_t seq);
 void ftmw_rep_copy(ftmw_ctx *cx, int primary, int tag, uint64_t seq,
                    const void *buf, size_t len);
 void ftmw_rep_confirm(ftmw_ctx *cx, int acker, uint64_t seq);
+
+/* --- the steps of ft_restore's (ftmw_rep_restore_call) --- */
+
+/* The value of an ft_restore decision on worker p: the outcome code, and
+ * on success the new incarnation and the spare it came from. */
+uint64_t ftmw_rep_restore_value(int code, const struct ftmw_peer *p);
+
+/* Replica's ft_restore of p, given the primary's decision v: waits until
+ * the new incarnation is adopted (a spare's ACTIVATED, a spawned worker's
+ * HELLO), or its spare is gone or the launch deadline passed (then the
+ * new incarnation counts as failed here). Returns the outcome code; on
+ * FT_SUCCESS, *epoch is the incarnation the primary made. When the
+ * primary could not restore p, what p left queued is dropped here, as the
+ * primary dropped it. */
+int ftmw_rep_follow_restore(ftmw_ctx *cx, struct ftmw_peer *p, uint64_t v,
+                            uint32_t *epoch);
 
 /* Replica: DECIDE d arrived (st.lock held). Returns 0 (queued), 1 (a
  * decision it has: a new primary's resend), or -1 if its number does not

@@ -9,22 +9,26 @@
 
 static uint64_t now_us(void) { return uv_hrtime() / 1000u; }
 
+/* The decided clock's choice, where this master decides: its own clock
+ * and the offset it keeps (ftmw_rep_choose_fn). */
+static int clock_choose(ftmw_ctx *cx, void *arg, ftmw_rep_choice *c) {
+  (void)arg;
+  c->value = (uint64_t)((int64_t)now_us() + cx->clock_offset);
+  return 0;
+}
+
 /* The masters' clock in microseconds (see ftmw_decided_ms). */
 static uint64_t decided_us(ftmw_ctx *cx) {
   if (!ftmw_is_master(cx) || cx->job.M == 0) /* nobody to agree with */
     return now_us();
-  int r;
-  uint64_t v;
+  ftmw_rep_choice c;
   uv_mutex_lock(&cx->st.lock);
+  ftmw_rep_decided(cx, FTMW_DECIDE_CLOCK, -1, clock_choose, NULL, &c);
   /* Read after the follow, which may wait: the wait is not an offset. */
-  if (ftmw_rep_follow(cx, FTMW_DECIDE_CLOCK, -1, &r, &v)) {
-    cx->clock_offset = (int64_t)(v - now_us());
-  } else {
-    v = (uint64_t)((int64_t)now_us() + cx->clock_offset);
-    ftmw_rep_decide(cx, FTMW_DECIDE_CLOCK, 0, v);
-  }
+  if (c.followed)
+    cx->clock_offset = (int64_t)(c.value - now_us());
   uv_mutex_unlock(&cx->st.lock);
-  return v;
+  return c.value;
 }
 
 uint64_t ftmw_decided_ms(void) {

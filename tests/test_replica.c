@@ -1237,6 +1237,92 @@ Test(replica, recv_case2_worker_copies_in_priority_order) {
                              "COPY>2 tag=5 seq=5, CONFIRM>2 tag=0 seq=5");
 }
 
+/* --- a decided call as one call (ftmw_rep_decided) ---------------------- */
+
+/* The choice of a failure of worker 1 to report, which first asks for
+ * the exchange with it to begin: it records the begun worker it was
+ * handed at each call. */
+static struct {
+  int n;
+  int begun[4];
+} chose;
+
+static int choose_failure_of_1(ftmw_ctx *via, void *arg, ftmw_rep_choice *c) {
+  cr_assert_eq(via, cx);
+  cr_assert_eq(arg, &chose);
+  cr_assert_lt(chose.n, 4, "chosen more than 4 times");
+  chose.begun[chose.n++] = c->begun;
+  c->rank = 1;
+  if (c->begun != 1)
+    return FTMW_REP_BEGIN;
+  c->value = 1;
+  return 0;
+}
+
+/* The primary: before it reports worker 1's failure, the exchange with
+ * worker 1 begins, which waits for the replicas to be done with the one
+ * before: the choice is then made afresh (begun 0: it waited), and once
+ * more with the exchange begun and no wait since; the decision goes to
+ * every replica. */
+Test(replica, decided_call_begins_the_exchange_before_a_failure) {
+  start(0);
+  ftmw_peer *p = &cx->st.workers[1];
+  ftmw_rep_end(cx, p, 1, NULL); /* exchange 1, not yet done in the replicas */
+  SCRIPT(done(1, 1, 1), done(2, 1, 1));
+  ftmw_rep_choice c;
+  ftmw_rep_decided(cx, FTMW_DECIDE_TEST, 1, choose_failure_of_1, &chose, &c);
+  script_played();
+  cr_assert_eq(chose.n, 3);
+  cr_assert_eq(chose.begun[0], 0);
+  cr_assert_eq(chose.begun[1], 0, "the protocol waited: begun again");
+  cr_assert_eq(chose.begun[2], 1);
+  cr_assert(!c.followed);
+  cr_assert_eq(c.rank, 1);
+  cr_assert_eq(c.value, 1);
+  cr_assert_str_eq(frames(), "DECIDE>1 tag=2 seq=1, DECIDE>2 tag=2 seq=1");
+}
+
+/* A replica does not choose: it follows the primary's decision. */
+Test(replica, decided_call_in_a_replica_follows) {
+  start(1);
+  SCRIPT(decide(0, FTMW_DECIDE_TEST, 1, 1, 1));
+  ftmw_rep_choice c;
+  ftmw_rep_decided(cx, FTMW_DECIDE_TEST, 1, choose_failure_of_1, &chose, &c);
+  script_played();
+  cr_assert_eq(chose.n, 0, "a replica chose");
+  cr_assert(c.followed);
+  cr_assert_eq(c.kind, FTMW_DECIDE_TEST);
+  cr_assert_eq(c.rank, 1);
+  cr_assert_eq(c.value, 1);
+}
+
+/* The primary's ft_test and ft_testany tell the worker their call names
+ * (ft_test's, whatever it finds) and what they found; the replica's same
+ * calls follow them (a decision naming another worker would make a
+ * replica leave the job: found by the MPICH jobs, where a first version
+ * of ftmw_rep_decided told worker 0 for every ft_test). */
+Test(replica, primary_tests_tell_the_worker_named) {
+  start(0);
+  now(worker_fails(2));
+  uv_mutex_unlock(&cx->st.lock);
+  int alive = ft_test(1), failed = ft_test(2), any = ft_testany();
+  uv_mutex_lock(&cx->st.lock);
+  cr_assert_eq(alive, 0);
+  cr_assert_eq(failed, 1);
+  cr_assert_eq(any, 2);
+  int rank;
+  uint64_t value;
+  const int want_rank[] = {1, 2, 2};
+  const uint64_t want_value[] = {0, 1, 0};
+  cr_assert_eq(nsent, 6, "sent: %s", frames());
+  for (int i = 0; i < 3; i++) {
+    decided(&sent[2 * i], &rank, &value);
+    cr_assert_eq(rank, want_rank[i], "decision %d names worker %d", i + 1,
+                 rank);
+    cr_assert_eq(value, want_value[i]);
+  }
+}
+
 /* --- a send as one call (ftmw_rep_send_call, ftmw_rep_worker_send) ----- */
 
 /* The data path's write, faked: it counts its calls, records the peers
