@@ -1323,6 +1323,38 @@ Test(replica, primary_tests_tell_the_worker_named) {
   }
 }
 
+/* ft_waitany with a receive posted for each of two workers that are both
+ * rejoining (a new incarnation each, not heard from yet) waits for them;
+ * when one fails, it reports that one. A first version of the receive as
+ * one call asked the protocol to begin an exchange with one, then the
+ * other, for ever, without waiting (found by the Open MPI job
+ * farm_posted_two_kills). */
+Test(replica, waitany_waits_for_two_rejoining_workers) {
+  start(0);
+  for (int r = 1; r <= 2; r++) {
+    ftmw_peer *w = &cx->st.workers[r];
+    cr_assert_eq(
+        ftmw_peer_begin_locked(cx, w, w->epoch + 1, FTMW_PEER_JOINING, "test"),
+        0);
+  }
+  int b[2], rank = -1;
+  cx->job.cfg.max_message = 1024;
+  uv_mutex_unlock(&cx->st.lock);
+  for (int r = 1; r <= 2; r++)
+    cr_assert_eq(ft_irecv(&b[r - 1], 1, FT_INT, r, 5), 1, "ft_irecv: error %d",
+                 ft_error());
+  uv_mutex_lock(&cx->st.lock);
+  SCRIPT(worker_fails(2));
+  uv_mutex_unlock(&cx->st.lock);
+  int n = ft_waitany(&rank);
+  int error = ft_error();
+  uv_mutex_lock(&cx->st.lock);
+  script_played();
+  cr_assert_eq(n, -1);
+  cr_assert_eq(rank, 2);
+  cr_assert_eq(error, FT_ERR_PEER_FAILED);
+}
+
 /* --- a send as one call (ftmw_rep_send_call, ftmw_rep_worker_send) ----- */
 
 /* The data path's write, faked: it counts its calls, records the peers

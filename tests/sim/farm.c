@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const sim_call_names[] = {"?",    "send", "recv",  "restore",
-                                      "stop", "post", "probe"};
+const char *const sim_call_names[] = {
+    "?", "send", "recv", "restore", "stop", "post", "probe", "test", "testany"};
 const char *const sim_take_names[] = {"ft_recv", "ft_waitany", "ft_probe"};
 sim_farm_job sim_farm;
 program sim_progs[SIM_MAX_NODES];
@@ -88,6 +88,14 @@ static void give(farm *f, int w) {
     f->holds[w] = f->queue[--f->nqueue];
   if (f->holds[w] < 0)
     return;
+  if (sim_farm.tests) { /* a failure found here is one the send would tell */
+    int t = f->p->f.test(w);
+    note(f->p, CALL_TEST, t, w, f->holds[w], 0);
+    if (t == 1) {
+      recover(f, w);
+      return;
+    }
+  }
   int s = f->p->f.send(&f->holds[w], 1, FT_LONG_LONG, w, TAG_TASK);
   note(f->p, CALL_SEND, s, w, f->holds[w], 0);
   if (s == 1 && sim_farm.take == TAKE_WAITANY) { /* its result's receive */
@@ -158,6 +166,14 @@ static void master(program *p, int W) {
     if (f->holds[w] < 0) /* a recovery may have given it one already */
       give(f, w);
   while (done < sim_farm.tasks && f->live > 0 && p->failure[0] == '\0') {
+    if (sim_farm.tests) {
+      int t = p->f.testany();
+      note(p, CALL_TESTANY, t, t, -1, 0);
+      if (t >= 1 && t <= W && !f->gone[t]) {
+        recover(f, t);
+        continue;
+      }
+    }
     int64_t r[2] = {-1, -1};
     FT_Status st = {.source = -1};
     int rc = next_result(f, r, &st);
@@ -256,12 +272,14 @@ void sim_farm_bind(api *f, void *h) {
   f->waitany = SYM(h, "ft_waitany");
   f->probe = SYM(h, "ft_probe");
   f->restore = SYM(h, "ft_restore");
+  f->test = SYM(h, "ft_test");
+  f->testany = SYM(h, "ft_testany");
   f->is_primary = SYM(h, "ft_is_primary");
   f->error = SYM(h, "ft_error");
   f->errname = SYM(h, "ft_errname");
   if (!f->init || !f->finalize || !f->send || !f->recv || !f->irecv ||
-      !f->waitany || !f->probe || !f->restore || !f->is_primary ||
-      !f->error || !f->errname) {
+      !f->waitany || !f->probe || !f->restore || !f->test || !f->testany ||
+      !f->is_primary || !f->error || !f->errname) {
     fprintf(stderr, "ftmw-sim: the library lacks a call\n");
     exit(2);
   }

@@ -27,14 +27,24 @@ typedef struct {
   int (*waitany)(int *);
   int (*probe)(int, int, FT_Status *);
   int (*restore)(int);
+  int (*test)(int);
+  int (*testany)(void);
   int (*is_primary)(void);
   int (*error)(void);
   const char *(*errname)(int);
 } api;
 
 /* What a master's program saw: one entry per call. */
-enum { CALL_SEND = 1, CALL_RECV, CALL_RESTORE, CALL_STOP, CALL_POST,
-       CALL_PROBE };
+enum {
+  CALL_SEND = 1,
+  CALL_RECV,
+  CALL_RESTORE,
+  CALL_STOP,
+  CALL_POST,
+  CALL_PROBE,
+  CALL_TEST,
+  CALL_TESTANY
+};
 extern const char *const sim_call_names[];
 
 typedef struct {
@@ -67,6 +77,9 @@ typedef struct {
   int tasks;
   int two_parts; /* the two-part program (else the farm) */
   int take;      /* TAKE_*: how the master takes results */
+  int tests;     /* the master asks ft_testany before it takes each
+                    result, and ft_test before each task it gives: a
+                    failure it finds is recovered from at once */
   int launched;  /* processes out of ft_init (spares never are) */
 } sim_farm_job;
 

@@ -159,6 +159,13 @@ static int draw_take(uint64_t seed) {
                                   : TAKE_PROBE;
 }
 
+/* Whether the master also asks ft_test and ft_testany (farm.h), in half
+ * the schedules: a stream of its own too. */
+static int draw_tests(uint64_t seed) {
+  uint64_t z = seed ^ 0x7e575ull;
+  return !any_source_only && sim_splitmix(&z) % 2 == 0;
+}
+
 static void draw_job(uint64_t seed) {
   job.W = 1 + (int)sim_below(FTMW_SIM_MAX_W);
   job.M = (int)sim_below(3);
@@ -166,6 +173,7 @@ static void draw_job(uint64_t seed) {
   job.tasks = 4 + (int)sim_below(21);
   sim_farm.two_parts = (int)sim_below(2);
   sim_farm.take = draw_take(seed);
+  sim_farm.tests = draw_tests(seed);
   sim_net_min_ns = 10000 + sim_below(50000);
   sim_net_max_ns = sim_net_min_ns + sim_below(1000000);
   /* Faults: workers (never all of them for good), and with replicas
@@ -312,11 +320,12 @@ static int run_one(uint64_t seed, char *why, size_t len) {
   set_env("FT_NUM_MASTERS", job.M);
   set_env("FT_SPARES", job.S);
   unsetenv("PMI_FD");
-  sim_log("seed %" PRIu64 ": %s (results by %s), %d workers, %d replicas, "
-          "%d spares, %d tasks, delays %" PRIu64 "-%" PRIu64 " us", seed,
-          sim_farm.two_parts ? "two-part farm" : "farm",
+  sim_log("seed %" PRIu64 ": %s (results by %s%s), %d workers, %d replicas, "
+          "%d spares, %d tasks, delays %" PRIu64 "-%" PRIu64 " us",
+          seed, sim_farm.two_parts ? "two-part farm" : "farm",
           sim_take_names[sim_farm.take],
-          job.W, job.M, job.S, job.tasks, sim_net_min_ns / 1000,
+          sim_farm.tests ? ", failures looked for by ft_test" : "", job.W,
+          job.M, job.S, job.tasks, sim_net_min_ns / 1000,
           sim_net_max_ns / 1000);
   if (job.split)
     sim_log("fault: a partition %.3f ms after the launch", job.split_at / 1e6);
@@ -357,7 +366,7 @@ typedef struct {
   int failed;
   uint64_t hash, steps;
   uint64_t faults, master_faults, silent, replicated, two_parts, outcomes,
-      restores, output_twice, partitions, take[TAKE_KINDS];
+      restores, output_twice, partitions, tests, take[TAKE_KINDS];
   char why[512];
 } report;
 
@@ -368,6 +377,7 @@ static void fill_report(report *r, int rc) {
   r->replicated = job.M > 0;
   r->two_parts = sim_farm.two_parts;
   r->take[sim_farm.take] = 1;
+  r->tests = sim_farm.tests;
   r->output_twice = job.output_twice;
   r->partitions = job.split == 2;
   for (int k = 0; k < job.next_kill; k++) {
@@ -395,6 +405,7 @@ static void add_report(report *sum, const report *r) {
   sum->restores += r->restores;
   sum->output_twice += r->output_twice;
   sum->partitions += r->partitions;
+  sum->tests += r->tests;
   sum->steps += r->steps;
 }
 
@@ -546,14 +557,15 @@ int main(int argc, char **argv) {
   }
   remove_lib_dir();
   printf("partitions %" PRIu64 ", faults %" PRIu64 " (masters %" PRIu64
-         ", silent hosts %" PRIu64 "), schedules with replicas %" PRIu64 ", two-part %" PRIu64
-         ", results by ft_waitany %" PRIu64 " and by ft_probe %" PRIu64
+         ", silent hosts %" PRIu64 "), schedules with replicas %" PRIu64
+         ", two-part %" PRIu64 ", results by ft_waitany %" PRIu64
+         " and by ft_probe %" PRIu64 ", with ft_test %" PRIu64
          ", restores %" PRIu64 ", call outcomes compared %" PRIu64
          ", steps %" PRIu64 "; answer written twice (a primary died between "
          "it and its next call, docs/replicas.md) %" PRIu64 "\n",
          sum.partitions, sum.faults, sum.master_faults, sum.silent,
          sum.replicated, sum.two_parts, sum.take[TAKE_WAITANY],
-         sum.take[TAKE_PROBE], sum.restores, sum.outcomes, sum.steps,
+         sum.take[TAKE_PROBE], sum.tests, sum.restores, sum.outcomes, sum.steps,
          sum.output_twice);
   printf("%" PRIu64 " schedules, %" PRIu64 " passed, %" PRIu64 " failed\n",
          passed + failed, passed, failed);
