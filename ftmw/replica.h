@@ -208,7 +208,9 @@ int ftmw_rep_restore_call(ftmw_ctx *cx, struct ftmw_peer *p,
  * takes over answers 1 at the same call and writes that output. */
 int ftmw_rep_primary_call(ftmw_ctx *cx);
 
-/* Every wait of the library (st.lock held, released meanwhile): a
+/* The wait of every call for a change (st.lock held, released
+ * meanwhile; the wait for one frame's outcome, ftmw_op_wait_locked, runs
+ * the loop without it): a
  * primary first answers its replicas (ftmw_rep_serve), then the loop
  * runs until anything changes that a caller may wait for, or for at most
  * ms (forever if ms < 0). Returns 0 on a change, -1 on timeout. */
