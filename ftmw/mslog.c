@@ -214,7 +214,14 @@ static int run_plan(ftmw_mslog_call **plan, int n, ftmw_mslog_op op, void *ctx,
     if (c->kind == FTMW_MSLOG_IRECV)
       *posted = c;
   }
-  if (*posted && (*posted)->completion_tried && wait_last) {
+  /* The last irecv: one the program has not waited for yet is left for
+   * its wait. One its wait completed (a cycle answered, but not yet
+   * closed by another tag) is completed here, by ms_irestore too: left
+   * posted, the program's next wait would deliver that answer a second
+   * time. One whose wait reported the failure is completed here by
+   * ms_restore and left for the program's next wait by ms_irestore. */
+  if (*posted && (*posted)->completion_tried &&
+      (wait_last || (*posted)->state == FTMW_MSLOG_OK)) {
     int rc = op(ctx, FTMW_MSLOG_WAIT, NULL);
     if (rc != FT_SUCCESS)
       return rc;

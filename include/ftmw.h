@@ -367,8 +367,11 @@ FTMW_EXPORT int ms_restore(int rank);
  * posted, and the program's next ft_wait/ft_waitany completes it (with
  * the new worker's message, or its failure). With ft_restore's restores
  * that do not block (spawn mode without replicas), it returns at once.
- * A replayed ms_recv, or an ms_irecv that another receive followed in the
- * cycle, is still waited for, as in ms_restore. Same return values. */
+ * A replayed ms_recv, an ms_irecv that another receive followed in the
+ * cycle, or one whose ft_wait/ft_waitany had completed it (a worker that
+ * died after its answer, before a call with another tag closed the
+ * cycle) is still waited for, as in ms_restore: the program never gets an
+ * answer twice. Same return values. */
 FTMW_EXPORT int ms_irestore(int rank);
 
 /* Master only. Bytes the ms_* log holds for worker rank (records and data

@@ -352,6 +352,22 @@ Test(mslog, irecv_left_posted_is_pending_again, .timeout = 5) {
   ftmw_mslog_clear(&log);
 }
 
+/* ms_irestore of a worker that died after its answer came and before its
+ * next task: the cycle is not closed, so it is replayed, and the irecv
+ * the program's wait completed is completed by the replay (W), as
+ * ms_restore does, and not left posted, where the program's next wait
+ * would take the same answer again (ftmw-sim seed 3453569 found it). */
+Test(mslog, irestore_completes_an_answered_irecv, .timeout = 5) {
+  for (int wait_last = 0; wait_last <= 1; wait_last++) {
+    ftmw_mslog log;
+    char ops[256];
+    replay_wait("S2 I2w", 0, wait_last, ops, sizeof(ops), &log);
+    cr_expect_str_eq(ops, "S0 I1 W", "wait_last %d: '%s'", wait_last, ops);
+    cr_expect_null(log.posted, "wait_last %d: left posted", wait_last);
+    ftmw_mslog_clear(&log);
+  }
+}
+
 /* ms_irestore: the irecv the program had waited for is posted again and
  * left for its next wait (no W at the end), pending as a new one; one
  * that a receive followed in the cycle is still completed first. */
