@@ -295,6 +295,34 @@ static int gone_locked(ftmw_ctx *cx, ftmw_peer *p, const char *call) {
   return ftmw_peer_gone_locked(cx, p, call);
 }
 
+/* This master's own DATA went out, and p failed before its ACK came. p
+ * may still have taken it and told a replica so (ACKED), its ACK to this
+ * master lost: a partition, or a host that lost power (ftmw-sim seed
+ * 3465840: the replica completed the send, the primary reported the
+ * failure). Each live replica completes this exchange on that ACKED
+ * (DONE) or asks for the verdict (SUSPECT), so this master waits for
+ * every one's word first. Where no master took over, a replica's DONE
+ * means that ACKED (a replica completes a send on it or on the primary's
+ * verdict, not given yet): the send succeeded. A master that took over
+ * asks the replica how it went (gone_locked). */
+static int done_elsewhere_locked(ftmw_ctx *cx, ftmw_peer *p) {
+  if (cx->job.M == 0 || !ftmw_peer_is_failed(p))
+    return 0;
+  const ftmw_rep_worker *w = ftmw_rep_of(cx, p->id);
+  uint64_t n = w->calls + 1;
+  for (;;) {
+    int done = 0, waiting = 0;
+    for (int k = 0; k <= cx->job.M; k++)
+      if (ftmw_rep_alive(cx, k)) {
+        done |= w->done_by[k] >= n;
+        waiting |= w->done_by[k] < n && w->suspect_by[k] < n;
+      }
+    if (done || !waiting)
+      return done && !ftmw_rep_took_over(cx);
+    ftmw_wait_locked(cx, -1);
+  }
+}
+
 /* A write that did not get through to p: the error to report. */
 static int undelivered_locked(ftmw_ctx *cx, ftmw_peer *p, const char *call) {
   int rc = ftmw_peer_gone_locked(cx, p, call);
@@ -324,7 +352,7 @@ static int send_self_locked(ftmw_ctx *cx, const char *call, ftmw_peer *p,
     rc = w->fn(cx, p, w->arg);
   if (rc != FTMW_REP_UNDELIVERED)
     return rc;
-  if (ftmw_rep_acked(cx, p, seq))
+  if (ftmw_rep_acked(cx, p, seq) || done_elsewhere_locked(cx, p))
     return FT_SUCCESS;
   if (ftmw_peer_is_failed(p))
     return gone_locked(cx, p, call);
