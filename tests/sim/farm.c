@@ -10,13 +10,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const sim_call_names[] = {
-    "?", "send", "recv", "restore", "stop", "post", "probe", "test", "testany"};
+const char *const sim_call_names[] = {"?",       "send", "recv",  "restore",
+                                      "stop",    "post", "probe", "test",
+                                      "testany", "bcast"};
+const char *const sim_prog_names[] = {"farm",
+                                      "logged farm (problem by ms_send)",
+                                      "logged farm (problem by ms_bcast)"};
 const char *const sim_take_names[] = {"ft_recv", "ft_waitany", "ft_probe"};
 sim_farm_job sim_farm;
 program sim_progs[SIM_MAX_NODES];
 
 static int64_t work_of(int64_t task) { return task * 7919 + 13; }
+
+/* A task's right result: the logged farm's depends on its problem. */
+static int64_t result_of(int64_t task) {
+  return work_of(task) + (sim_farm.prog == PROG_FT ? 0 : sim_farm.problem);
+}
+
+static int logged(void) { return sim_farm.prog != PROG_FT; }
 
 /* --- the programs ------------------------------------------------------------ */
 
@@ -47,22 +58,32 @@ static void compute(void) {
   sim_block(compute_ready, NULL, sim_now_ns + 100000 + sim_below(2000000));
 }
 
+/* The logged farm's worker first takes the problem (its master's replay
+ * sends it again to a restored one), and answers each task with its
+ * tag when the master takes results by ft_waitany (multistart's way). */
 static void worker(program *p) {
-  for (;;) {
+  int64_t problem = 0;
+  FT_Status st;
+  int rc = 1;
+  if (sim_farm.prog == PROG_MS_BCAST)
+    rc = p->f.bcast(&problem, 1, FT_LONG_LONG, 0);
+  else if (sim_farm.prog == PROG_MS_SEND)
+    rc = p->f.recv(&problem, 1, FT_LONG_LONG, 0, TAG_PROBLEM, &st);
+  for (; rc == 1;) {
     int64_t task;
-    FT_Status st;
-    int rc = p->f.recv(&task, 1, FT_LONG_LONG, 0, FT_ANY_TAG, &st);
+    rc = p->f.recv(&task, 1, FT_LONG_LONG, 0, FT_ANY_TAG, &st);
     if (rc != 1 || st.tag == TAG_STOP)
       break;
     compute();
-    int64_t out[2] = {task, work_of(task)};
+    int64_t out[2] = {task, work_of(task) + problem};
+    int tag = logged() && sim_farm.take == TAKE_WAITANY ? st.tag : TAG_RESULT;
     /* The two-part program: a first part the master receives after the
      * result, naming this worker (receives by tag in another order than
      * sent). */
     int64_t first[2] = {task, -work_of(task)};
     if (sim_farm.two_parts && p->f.send(first, 2, FT_LONG_LONG, 0, TAG_FIRST) != 2)
       break;
-    if (p->f.send(out, 2, FT_LONG_LONG, 0, TAG_RESULT) != 2)
+    if (p->f.send(out, 2, FT_LONG_LONG, 0, tag) != 2)
       break;
   }
   p->f.finalize();
@@ -74,10 +95,32 @@ typedef struct {
   int W, live, nqueue;
   int64_t holds[FTMW_SIM_MAX_W + 1], queue[MAX_TASKS];
   int gone[FTMW_SIM_MAX_W + 1];
+  int ntasks[FTMW_SIM_MAX_W + 1];        /* the logged farm's tags alternate */
   int64_t posted[FTMW_SIM_MAX_W + 1][2]; /* TAKE_WAITANY: each receive's buffer */
 } farm;
 
-static void recover(farm *f, int w);
+static int recover(farm *f, int w);
+
+/* The logged farm's send of the task worker w holds: a failure is
+ * recovered from by the restore, whose replay sends the task again, and
+ * with ft_waitany the result's receive follows, with the task's tag (a
+ * worker's tags alternate, so that each task closes the cycle before). */
+static void give_logged(farm *f, int w) {
+  program *p = f->p;
+  int tag = TAG_TASK;
+  if (sim_farm.take == TAKE_WAITANY && (f->ntasks[w]++ & 1))
+    tag = TAG_TASK_B;
+  int s = p->f.ms_send(&f->holds[w], 1, FT_LONG_LONG, w, tag);
+  note(p, CALL_SEND, s, w, f->holds[w], 0);
+  if (s != 1 && !recover(f, w))
+    return;
+  if (sim_farm.take == TAKE_WAITANY) {
+    s = p->f.ms_irecv(f->posted[w], 2, FT_LONG_LONG, w, tag);
+    note(p, CALL_POST, s, w, f->holds[w], 0);
+    if (s != 1)
+      recover(f, w); /* the replay posts it again */
+  }
+}
 
 /* Gives worker w what it holds, or the next task if it holds none; a
  * failure reported at the send is recovered from at once. */
@@ -91,10 +134,14 @@ static void give(farm *f, int w) {
   if (sim_farm.tests) { /* a failure found here is one the send would tell */
     int t = f->p->f.test(w);
     note(f->p, CALL_TEST, t, w, f->holds[w], 0);
-    if (t == 1) {
-      recover(f, w);
+    /* The logged farm's restore replays only the problem (the last
+     * task was answered): the task is still to send. */
+    if (t == 1 && (!recover(f, w) || !logged()))
       return;
-    }
+  }
+  if (logged()) {
+    give_logged(f, w);
+    return;
   }
   int s = f->p->f.send(&f->holds[w], 1, FT_LONG_LONG, w, TAG_TASK);
   note(f->p, CALL_SEND, s, w, f->holds[w], 0);
@@ -131,28 +178,60 @@ static int next_result(farm *f, int64_t r[2], FT_Status *st) {
     w = st->source;
     return p->f.recv(r, 2, FT_LONG_LONG, w, TAG_RESULT, st);
   default:
-    return p->f.recv(r, 2, FT_LONG_LONG, FT_ANY_SOURCE, TAG_RESULT, st);
+    return (logged() ? p->f.ms_recv : p->f.recv)(r, 2, FT_LONG_LONG,
+                                                 FT_ANY_SOURCE, TAG_RESULT, st);
   }
 }
 
 /* Worker w was reported failed: it starts again and gets back what it
- * held, or, with no spare left, that goes back in the queue for the idle
- * workers. */
-static void recover(farm *f, int w) {
-  int ok = f->p->f.restore(w);
+ * held (the logged farm's replay sends it), or, with no spare left, that
+ * goes back in the queue for the idle workers. Returns whether w is
+ * back. */
+static int recover(farm *f, int w) {
+  api *a = &f->p->f;
+  int ok = !logged()                       ? a->restore(w)
+           : sim_farm.take == TAKE_WAITANY ? a->ms_irestore(w)
+                                           : a->ms_restore(w);
   note(f->p, CALL_RESTORE, ok, w, f->holds[w], 0);
   if (ok) {
-    give(f, w);
-    return;
+    if (!logged())
+      give(f, w);
+    return 1;
   }
+  if (!f->gone[w]) /* a failure may be told again: a posted receive's */
+    f->live--;
   f->gone[w] = 1;
-  f->live--;
   if (f->holds[w] >= 0)
     f->queue[f->nqueue++] = f->holds[w];
   f->holds[w] = -1;
   for (int v = 1; v <= f->W; v++)
     if (f->holds[v] < 0)
       give(f, v);
+  return 0;
+}
+
+/* The logged farm's problem, to every worker: by ms_bcast, after which
+ * ft_test says who failed, or by ms_send to each. */
+static void send_problem(farm *f) {
+  program *p = f->p;
+  int64_t pb = sim_farm.problem;
+  if (sim_farm.prog == PROG_MS_BCAST) {
+    int rc = p->f.ms_bcast(&pb, 1, FT_LONG_LONG, 0);
+    note(p, CALL_BCAST, rc, 0, -1, pb);
+    for (int w = 1; rc != 1 && w <= f->W; w++) {
+      int t = p->f.test(w);
+      note(p, CALL_TEST, t, w, -1, 0);
+      if (t == 1)
+        recover(f, w);
+    }
+    return;
+  }
+  for (int w = 1; w <= f->W; w++) {
+    int rc = p->f.ms_send(&pb, 1, FT_LONG_LONG, w, TAG_PROBLEM);
+    note(p, CALL_SEND, rc, w, -1, pb);
+    if (rc != 1)
+      recover(f, w);
+  }
 }
 
 static void master(program *p, int W) {
@@ -162,6 +241,8 @@ static void master(program *p, int W) {
     f->queue[f->nqueue++] = t;
   for (int w = 1; w <= W; w++)
     f->holds[w] = -1;
+  if (logged())
+    send_problem(f);
   for (int w = 1; w <= W; w++)
     if (f->holds[w] < 0) /* a recovery may have given it one already */
       give(f, w);
@@ -188,7 +269,7 @@ static void master(program *p, int W) {
       }
       if (p->got[r[0]]++)
         fail_prog(p, "task %d's result came twice (from %d)", (int)r[0], w);
-      if (r[1] != work_of(r[0]))
+      if (r[1] != result_of(r[0]))
         fail_prog(p, "task %d's result is wrong (from %d)", (int)r[0], w);
       if (f->holds[w] != r[0])
         fail_prog(p, "worker %d answered task %d, not the one it holds",
@@ -277,9 +358,18 @@ void sim_farm_bind(api *f, void *h) {
   f->is_primary = SYM(h, "ft_is_primary");
   f->error = SYM(h, "ft_error");
   f->errname = SYM(h, "ft_errname");
+  f->bcast = SYM(h, "ft_bcast");
+  f->ms_send = SYM(h, "ms_send");
+  f->ms_recv = SYM(h, "ms_recv");
+  f->ms_irecv = SYM(h, "ms_irecv");
+  f->ms_restore = SYM(h, "ms_restore");
+  f->ms_irestore = SYM(h, "ms_irestore");
+  f->ms_bcast = SYM(h, "ms_bcast");
   if (!f->init || !f->finalize || !f->send || !f->recv || !f->irecv ||
       !f->waitany || !f->probe || !f->restore || !f->test || !f->testany ||
-      !f->is_primary || !f->error || !f->errname) {
+      !f->is_primary || !f->error || !f->errname || !f->bcast || !f->ms_send ||
+      !f->ms_recv || !f->ms_irecv || !f->ms_restore || !f->ms_irestore ||
+      !f->ms_bcast) {
     fprintf(stderr, "ftmw-sim: the library lacks a call\n");
     exit(2);
   }

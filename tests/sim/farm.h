@@ -16,6 +16,8 @@
 #define TAG_STOP 2
 #define TAG_RESULT 3
 #define TAG_FIRST 4 /* the two-part program: sent first, received second */
+#define TAG_TASK_B 5  /* the logged farm's other task tag (they alternate) */
+#define TAG_PROBLEM 6 /* the logged farm's problem, by ms_send */
 
 /* The library of one node, as its program calls it. */
 typedef struct {
@@ -32,6 +34,13 @@ typedef struct {
   int (*is_primary)(void);
   int (*error)(void);
   const char *(*errname)(int);
+  int (*bcast)(void *, int, FT_Datatype, int);
+  int (*ms_send)(const void *, int, FT_Datatype, int, int);
+  int (*ms_recv)(void *, int, FT_Datatype, int, int, FT_Status *);
+  int (*ms_irecv)(void *, int, FT_Datatype, int, int);
+  int (*ms_restore)(int);
+  int (*ms_irestore)(int);
+  int (*ms_bcast)(void *, int, FT_Datatype, int);
 } api;
 
 /* What a master's program saw: one entry per call. */
@@ -43,7 +52,8 @@ enum {
   CALL_POST,
   CALL_PROBE,
   CALL_TEST,
-  CALL_TESTANY
+  CALL_TESTANY,
+  CALL_BCAST
 };
 extern const char *const sim_call_names[];
 
@@ -66,16 +76,29 @@ typedef struct {
 } program;
 
 /* What a schedule asks of the programs, and what they tell it. */
+/* Which program: the thesis' farm with ft_* calls, or multistart's shape
+ * with ms_* calls (the logged farm): the problem first, by ms_send to
+ * each worker or by ms_bcast, then each task an ms_send, and a failure
+ * recovered from by ms_restore/ms_irestore, whose replay sends the problem
+ * and the unanswered task again (docs/logging.md). A worker's result
+ * depends on the problem, so a replay that lost it is seen. */
+enum { PROG_FT, PROG_MS_SEND, PROG_MS_BCAST, PROG_KINDS };
+extern const char *const sim_prog_names[];
+
 /* How the master takes its results: ft_recv(FT_ANY_SOURCE); a receive
  * posted for each worker given a task (ft_irecv), completed by
  * ft_waitany; or ft_probe(FT_ANY_SOURCE), then ft_recv from the worker it
- * found. */
+ * found. The logged farm: ms_recv(FT_ANY_SOURCE), or ms_irecv with its
+ * task's tag, completed by ft_waitany and restored by ms_irestore
+ * (multistart's way); never ft_probe. */
 enum { TAKE_RECV, TAKE_WAITANY, TAKE_PROBE, TAKE_KINDS };
 extern const char *const sim_take_names[];
 
 typedef struct {
   int tasks;
-  int two_parts; /* the two-part program (else the farm) */
+  int prog;        /* PROG_*: which program */
+  int two_parts;   /* the two-part program (else the farm); PROG_FT only */
+  int64_t problem; /* the logged farm's problem: added to each result */
   int take;      /* TAKE_*: how the master takes results */
   int tests;     /* the master asks ft_testany before it takes each
                     result, and ft_test before each task it gives: a

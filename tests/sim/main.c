@@ -166,6 +166,18 @@ static int draw_tests(uint64_t seed) {
   return !any_source_only && sim_splitmix(&z) % 2 == 0;
 }
 
+/* Which program (farm.h): the logged farm in a third of the schedules,
+ * its problem by ms_send or by ms_bcast alike; a stream of its own, and
+ * never with --ft-only (how the seeds found before it were drawn). */
+static int ft_only;
+
+static int draw_prog(uint64_t seed) {
+  uint64_t z = seed ^ 0x3510ull, d = sim_splitmix(&z) % 6;
+  return any_source_only || ft_only || d >= 2 ? PROG_FT
+         : d == 0                             ? PROG_MS_SEND
+                                              : PROG_MS_BCAST;
+}
+
 static void draw_job(uint64_t seed) {
   job.W = 1 + (int)sim_below(FTMW_SIM_MAX_W);
   job.M = (int)sim_below(3);
@@ -174,6 +186,13 @@ static void draw_job(uint64_t seed) {
   sim_farm.two_parts = (int)sim_below(2);
   sim_farm.take = draw_take(seed);
   sim_farm.tests = draw_tests(seed);
+  sim_farm.prog = draw_prog(seed);
+  sim_farm.problem = 1000 + (int64_t)(seed % 1000);
+  if (sim_farm.prog != PROG_FT) { /* the logged farm: one part, no probe */
+    sim_farm.two_parts = 0;
+    if (sim_farm.take == TAKE_PROBE)
+      sim_farm.take = TAKE_RECV;
+  }
   sim_net_min_ns = 10000 + sim_below(50000);
   sim_net_max_ns = sim_net_min_ns + sim_below(1000000);
   /* Faults: workers (never all of them for good), and with replicas
@@ -322,7 +341,8 @@ static int run_one(uint64_t seed, char *why, size_t len) {
   unsetenv("PMI_FD");
   sim_log("seed %" PRIu64 ": %s (results by %s%s), %d workers, %d replicas, "
           "%d spares, %d tasks, delays %" PRIu64 "-%" PRIu64 " us",
-          seed, sim_farm.two_parts ? "two-part farm" : "farm",
+          seed,
+          sim_farm.two_parts ? "two-part farm" : sim_prog_names[sim_farm.prog],
           sim_take_names[sim_farm.take],
           sim_farm.tests ? ", failures looked for by ft_test" : "", job.W,
           job.M, job.S, job.tasks, sim_net_min_ns / 1000,
@@ -366,7 +386,8 @@ typedef struct {
   int failed;
   uint64_t hash, steps;
   uint64_t faults, master_faults, silent, replicated, two_parts, outcomes,
-      restores, output_twice, partitions, tests, take[TAKE_KINDS];
+      restores, output_twice, partitions, tests, take[TAKE_KINDS],
+      prog[PROG_KINDS];
   char why[512];
 } report;
 
@@ -378,6 +399,7 @@ static void fill_report(report *r, int rc) {
   r->two_parts = sim_farm.two_parts;
   r->take[sim_farm.take] = 1;
   r->tests = sim_farm.tests;
+  r->prog[sim_farm.prog] = 1;
   r->output_twice = job.output_twice;
   r->partitions = job.split == 2;
   for (int k = 0; k < job.next_kill; k++) {
@@ -401,6 +423,8 @@ static void add_report(report *sum, const report *r) {
   sum->two_parts += r->two_parts;
   for (int t = 0; t < TAKE_KINDS; t++)
     sum->take[t] += r->take[t];
+  for (int t = 0; t < PROG_KINDS; t++)
+    sum->prog[t] += r->prog[t];
   sum->outcomes += r->outcomes;
   sum->restores += r->restores;
   sum->output_twice += r->output_twice;
@@ -457,10 +481,13 @@ int main(int argc, char **argv) {
       partitions = 0;
     else if (strcmp(argv[i], "--any-source-only") == 0)
       any_source_only = 1;
+    else if (strcmp(argv[i], "--ft-only") == 0)
+      ft_only = 1;
     else {
       fprintf(stderr,
               "usage: ftmw-sim [--seeds N] [--seed S] [--jobs J] [--verbose] "
-              "[--no-partitions] [--any-source-only] [--lib libftmw.so]\n");
+              "[--no-partitions] [--any-source-only] [--ft-only] "
+              "[--lib libftmw.so]\n");
       return 2;
     }
   }
@@ -558,15 +585,16 @@ int main(int argc, char **argv) {
   remove_lib_dir();
   printf("partitions %" PRIu64 ", faults %" PRIu64 " (masters %" PRIu64
          ", silent hosts %" PRIu64 "), schedules with replicas %" PRIu64
-         ", two-part %" PRIu64 ", results by ft_waitany %" PRIu64
+         ", two-part %" PRIu64 ", logged (ms_send %" PRIu64
+         ", ms_bcast %" PRIu64 "), results by ft_waitany %" PRIu64
          " and by ft_probe %" PRIu64 ", with ft_test %" PRIu64
          ", restores %" PRIu64 ", call outcomes compared %" PRIu64
          ", steps %" PRIu64 "; answer written twice (a primary died between "
          "it and its next call, docs/replicas.md) %" PRIu64 "\n",
          sum.partitions, sum.faults, sum.master_faults, sum.silent,
-         sum.replicated, sum.two_parts, sum.take[TAKE_WAITANY],
-         sum.take[TAKE_PROBE], sum.tests, sum.restores, sum.outcomes, sum.steps,
-         sum.output_twice);
+         sum.replicated, sum.two_parts, sum.prog[PROG_MS_SEND],
+         sum.prog[PROG_MS_BCAST], sum.take[TAKE_WAITANY], sum.take[TAKE_PROBE],
+         sum.tests, sum.restores, sum.outcomes, sum.steps, sum.output_twice);
   printf("%" PRIu64 " schedules, %" PRIu64 " passed, %" PRIu64 " failed\n",
          passed + failed, passed, failed);
   return failed ? 1 : 0;
