@@ -13,9 +13,7 @@
 const char *const sim_call_names[] = {"?",       "send", "recv",  "restore",
                                       "stop",    "post", "probe", "test",
                                       "testany", "bcast"};
-const char *const sim_prog_names[] = {"farm",
-                                      "logged farm (problem by ms_send)",
-                                      "logged farm (problem by ms_bcast)"};
+const char *const sim_prog_names[] = {"farm", "logged farm", "logged rounds"};
 const char *const sim_take_names[] = {"ft_recv", "ft_waitany", "ft_probe"};
 sim_farm_job sim_farm;
 program sim_progs[SIM_MAX_NODES];
@@ -65,10 +63,14 @@ static void worker(program *p) {
   int64_t problem = 0;
   FT_Status st;
   int rc = 1;
-  if (sim_farm.prog == PROG_MS_BCAST)
+  if (logged() && sim_farm.by_bcast)
     rc = p->f.bcast(&problem, 1, FT_LONG_LONG, 0);
-  else if (sim_farm.prog == PROG_MS_SEND)
+  else if (logged())
     rc = p->f.recv(&problem, 1, FT_LONG_LONG, 0, TAG_PROBLEM, &st);
+  /* The task's tag for both parts of the logged rounds' answer (one
+   * cycle), and for the logged farm's taken by ft_waitany. */
+  int by_tag = sim_farm.prog == PROG_MS_ROUNDS ||
+               (logged() && sim_farm.take == TAKE_WAITANY);
   for (; rc == 1;) {
     int64_t task;
     rc = p->f.recv(&task, 1, FT_LONG_LONG, 0, FT_ANY_TAG, &st);
@@ -76,12 +78,13 @@ static void worker(program *p) {
       break;
     compute();
     int64_t out[2] = {task, work_of(task) + problem};
-    int tag = logged() && sim_farm.take == TAKE_WAITANY ? st.tag : TAG_RESULT;
+    int tag = by_tag ? st.tag : TAG_RESULT;
     /* The two-part program: a first part the master receives after the
      * result, naming this worker (receives by tag in another order than
      * sent). */
     int64_t first[2] = {task, -work_of(task)};
-    if (sim_farm.two_parts && p->f.send(first, 2, FT_LONG_LONG, 0, TAG_FIRST) != 2)
+    if (sim_farm.two_parts &&
+        p->f.send(first, 2, FT_LONG_LONG, 0, by_tag ? st.tag : TAG_FIRST) != 2)
       break;
     if (p->f.send(out, 2, FT_LONG_LONG, 0, tag) != 2)
       break;
@@ -96,7 +99,9 @@ typedef struct {
   int64_t holds[FTMW_SIM_MAX_W + 1], queue[MAX_TASKS];
   int gone[FTMW_SIM_MAX_W + 1];
   int ntasks[FTMW_SIM_MAX_W + 1];        /* the logged farm's tags alternate */
-  int64_t posted[FTMW_SIM_MAX_W + 1][2]; /* TAKE_WAITANY: each receive's buffer */
+  /* Each worker's receive buffers, which the ms_* log records: the
+   * result's (TAKE_WAITANY, the logged rounds), the first part's. */
+  int64_t posted[FTMW_SIM_MAX_W + 1][2], first[FTMW_SIM_MAX_W + 1][2];
 } farm;
 
 static int recover(farm *f, int w);
@@ -204,7 +209,7 @@ static int recover(farm *f, int w) {
   if (f->holds[w] >= 0)
     f->queue[f->nqueue++] = f->holds[w];
   f->holds[w] = -1;
-  for (int v = 1; v <= f->W; v++)
+  for (int v = 1; v <= f->W && sim_farm.prog != PROG_MS_ROUNDS; v++)
     if (f->holds[v] < 0)
       give(f, v);
   return 0;
@@ -215,7 +220,7 @@ static int recover(farm *f, int w) {
 static void send_problem(farm *f) {
   program *p = f->p;
   int64_t pb = sim_farm.problem;
-  if (sim_farm.prog == PROG_MS_BCAST) {
+  if (sim_farm.by_bcast) {
     int rc = p->f.ms_bcast(&pb, 1, FT_LONG_LONG, 0);
     note(p, CALL_BCAST, rc, 0, -1, pb);
     for (int w = 1; rc != 1 && w <= f->W; w++) {
@@ -234,6 +239,82 @@ static void send_problem(farm *f) {
   }
 }
 
+/* Worker w's result r: counts it, or fails the program (returning 0 when
+ * it names no task). */
+static int check_result(farm *f, int w, const int64_t r[2]) {
+  program *p = f->p;
+  if (w < 1 || w > f->W || r[0] < 0 || r[0] >= sim_farm.tasks) {
+    fail_prog(p, "a result from %d for task %d", w, (int)r[0]);
+    return 0;
+  }
+  if (p->got[r[0]]++)
+    fail_prog(p, "task %d's result came twice (from %d)", (int)r[0], w);
+  if (r[1] != result_of(r[0]))
+    fail_prog(p, "task %d's result is wrong (from %d)", (int)r[0], w);
+  if (f->holds[w] != r[0])
+    fail_prog(p, "worker %d answered task %d, not the one it holds", w,
+              (int)r[0]);
+  return 1;
+}
+
+/* Receives worker w's answer, with the task's tag, in its buffers: 1, or
+ * 0 when w could not be restored (its task queued again). A failure is
+ * recovered from by ms_restore, whose replay receives what the failed
+ * call should have, and the answer's other part after it. */
+static int answer_of(farm *f, int w, int tag) {
+  program *p = f->p;
+  int64_t *part[2] = {f->first[w], f->posted[w]};
+  for (int k = sim_farm.two_parts ? 0 : 1; k < 2; k++) {
+    FT_Status st;
+    part[k][0] = part[k][1] = -1;
+    int rc = p->f.ms_recv(part[k], 2, FT_LONG_LONG, w, tag, &st);
+    note(p, CALL_RECV, rc, w, part[k][0], part[k][1]);
+    if (rc == 2)
+      continue;
+    if (p->f.error() != FT_ERR_PEER_FAILED) {
+      fail_prog(p, "ms_recv(%d): error %d", w, p->f.error());
+      return 0;
+    }
+    if (!recover(f, w))
+      return 0;
+  }
+  return 1;
+}
+
+/* The logged rounds: each gives every live worker a task (its tags
+ * alternate, so that each task closes the cycle before), then takes every
+ * answer; a worker not restored leaves its task to the next round. */
+static void rounds(farm *f, int *done) {
+  program *p = f->p;
+  int tag[FTMW_SIM_MAX_W + 1];
+  while (*done < sim_farm.tasks && f->live > 0 && p->failure[0] == '\0') {
+    for (int w = 1; w <= f->W; w++) {
+      tag[w] = 0;
+      if (f->gone[w] || (f->holds[w] < 0 && f->nqueue == 0))
+        continue;
+      if (f->holds[w] < 0)
+        f->holds[w] = f->queue[--f->nqueue];
+      tag[w] = f->ntasks[w]++ & 1 ? TAG_TASK_B : TAG_TASK;
+      int s = p->f.ms_send(&f->holds[w], 1, FT_LONG_LONG, w, tag[w]);
+      note(p, CALL_SEND, s, w, f->holds[w], 0);
+      if (s != 1 && !recover(f, w))
+        tag[w] = 0;
+    }
+    for (int w = 1; w <= f->W && p->failure[0] == '\0'; w++) {
+      if (tag[w] == 0 || f->gone[w] || !answer_of(f, w, tag[w]))
+        continue;
+      const int64_t *a = f->first[w], *r = f->posted[w];
+      if (!check_result(f, w, r))
+        return;
+      if (sim_farm.two_parts && (a[0] != r[0] || a[1] != -work_of(r[0])))
+        fail_prog(p, "worker %d's first part is for task %d", w, (int)a[0]);
+      p->results[r[0]] = r[1];
+      ++*done;
+      f->holds[w] = -1;
+    }
+  }
+}
+
 static void master(program *p, int W) {
   farm fm = {.p = p, .W = W, .live = W}, *f = &fm;
   int done = 0;
@@ -243,7 +324,9 @@ static void master(program *p, int W) {
     f->holds[w] = -1;
   if (logged())
     send_problem(f);
-  for (int w = 1; w <= W; w++)
+  if (sim_farm.prog == PROG_MS_ROUNDS)
+    rounds(f, &done);
+  for (int w = 1; w <= W && sim_farm.prog != PROG_MS_ROUNDS; w++)
     if (f->holds[w] < 0) /* a recovery may have given it one already */
       give(f, w);
   while (done < sim_farm.tasks && f->live > 0 && p->failure[0] == '\0') {
@@ -263,17 +346,8 @@ static void master(program *p, int W) {
       break;
     int w = st.source;
     if (rc == 2) {
-      if (w < 1 || w > W || r[0] < 0 || r[0] >= sim_farm.tasks) {
-        fail_prog(p, "a result from %d for task %d", w, (int)r[0]);
+      if (!check_result(f, w, r))
         break;
-      }
-      if (p->got[r[0]]++)
-        fail_prog(p, "task %d's result came twice (from %d)", (int)r[0], w);
-      if (r[1] != result_of(r[0]))
-        fail_prog(p, "task %d's result is wrong (from %d)", (int)r[0], w);
-      if (f->holds[w] != r[0])
-        fail_prog(p, "worker %d answered task %d, not the one it holds",
-                  w, (int)r[0]);
       if (sim_farm.two_parts) {
         int64_t a[2] = {-1, -1};
         int rc1 = p->f.recv(a, 2, FT_LONG_LONG, w, TAG_FIRST, &st);

@@ -1,6 +1,7 @@
 /* The programs the simulator runs in each node (farm.c): the thesis'
  * farm and its two-part variant, each taking its results in one of three
- * ways, and what they record for the checks (main.c). */
+ * ways, and two programs of ms_* calls (the logged farm and rounds), and
+ * what they record for the checks (main.c). */
 #ifndef FTMW_SIM_FARM_H
 #define FTMW_SIM_FARM_H
 
@@ -76,13 +77,15 @@ typedef struct {
 } program;
 
 /* What a schedule asks of the programs, and what they tell it. */
-/* Which program: the thesis' farm with ft_* calls, or multistart's shape
- * with ms_* calls (the logged farm): the problem first, by ms_send to
- * each worker or by ms_bcast, then each task an ms_send, and a failure
- * recovered from by ms_restore/ms_irestore, whose replay sends the problem
- * and the unanswered task again (docs/logging.md). A worker's result
- * depends on the problem, so a replay that lost it is seen. */
-enum { PROG_FT, PROG_MS_SEND, PROG_MS_BCAST, PROG_KINDS };
+/* Which program: the thesis' farm with ft_* calls, or one with ms_*
+ * calls, whose failures are recovered from by ms_restore/ms_irestore
+ * alone (docs/logging.md): multistart's shape (the logged farm), or the
+ * thesis' figure 4.6 (the logged rounds: each round gives every worker a
+ * task, then receives every answer by name, in one or two parts, the
+ * replay receiving what the failed call should have). Both first send
+ * the problem, by ms_send to each worker or by ms_bcast; a worker's result
+ * depends on it, so a replay that lost it is seen. */
+enum { PROG_FT, PROG_MS_FARM, PROG_MS_ROUNDS, PROG_KINDS };
 extern const char *const sim_prog_names[];
 
 /* How the master takes its results: ft_recv(FT_ANY_SOURCE); a receive
@@ -97,8 +100,9 @@ extern const char *const sim_take_names[];
 typedef struct {
   int tasks;
   int prog;        /* PROG_*: which program */
-  int two_parts;   /* the two-part program (else the farm); PROG_FT only */
-  int64_t problem; /* the logged farm's problem: added to each result */
+  int two_parts;   /* two messages per answer: PROG_FT, PROG_MS_ROUNDS */
+  int by_bcast;    /* the ms_* programs' problem: by ms_bcast (else ms_send) */
+  int64_t problem; /* the ms_* programs' problem: added to each result */
   int take;      /* TAKE_*: how the master takes results */
   int tests;     /* the master asks ft_testany before it takes each
                     result, and ft_test before each task it gives: a

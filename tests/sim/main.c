@@ -167,15 +167,17 @@ static int draw_tests(uint64_t seed) {
 }
 
 /* Which program (farm.h): the logged farm in a third of the schedules,
- * its problem by ms_send or by ms_bcast alike; a stream of its own, and
- * never with --ft-only (how the seeds found before it were drawn). */
+ * its problem by ms_send or by ms_bcast alike, the logged rounds in a
+ * sixth, the problem by either; a stream of its own, and never with
+ * --ft-only (how the seeds found before them were drawn). */
 static int ft_only;
 
 static int draw_prog(uint64_t seed) {
   uint64_t z = seed ^ 0x3510ull, d = sim_splitmix(&z) % 6;
-  return any_source_only || ft_only || d >= 2 ? PROG_FT
-         : d == 0                             ? PROG_MS_SEND
-                                              : PROG_MS_BCAST;
+  sim_farm.by_bcast = d == 2 ? (int)(sim_splitmix(&z) % 2) : d == 1;
+  return any_source_only || ft_only || d >= 3 ? PROG_FT
+         : d == 2                             ? PROG_MS_ROUNDS
+                                              : PROG_MS_FARM;
 }
 
 static void draw_job(uint64_t seed) {
@@ -188,10 +190,13 @@ static void draw_job(uint64_t seed) {
   sim_farm.tests = draw_tests(seed);
   sim_farm.prog = draw_prog(seed);
   sim_farm.problem = 1000 + (int64_t)(seed % 1000);
-  if (sim_farm.prog != PROG_FT) { /* the logged farm: one part, no probe */
+  if (sim_farm.prog == PROG_MS_FARM) { /* one part, no probe */
     sim_farm.two_parts = 0;
     if (sim_farm.take == TAKE_PROBE)
       sim_farm.take = TAKE_RECV;
+  } else if (sim_farm.prog == PROG_MS_ROUNDS) { /* receives by name */
+    sim_farm.take = TAKE_RECV;
+    sim_farm.tests = 0;
   }
   sim_net_min_ns = 10000 + sim_below(50000);
   sim_net_max_ns = sim_net_min_ns + sim_below(1000000);
@@ -339,10 +344,13 @@ static int run_one(uint64_t seed, char *why, size_t len) {
   set_env("FT_NUM_MASTERS", job.M);
   set_env("FT_SPARES", job.S);
   unsetenv("PMI_FD");
-  sim_log("seed %" PRIu64 ": %s (results by %s%s), %d workers, %d replicas, "
-          "%d spares, %d tasks, delays %" PRIu64 "-%" PRIu64 " us",
-          seed,
-          sim_farm.two_parts ? "two-part farm" : sim_prog_names[sim_farm.prog],
+  sim_log("seed %" PRIu64 ": %s%s%s (results by %s%s), %d workers, "
+          "%d replicas, %d spares, %d tasks, delays %" PRIu64 "-%" PRIu64 " us",
+          seed, sim_farm.two_parts ? "two-part " : "",
+          sim_prog_names[sim_farm.prog],
+          sim_farm.prog == PROG_FT ? ""
+          : sim_farm.by_bcast      ? ", problem by ms_bcast"
+                                   : ", problem by ms_send",
           sim_take_names[sim_farm.take],
           sim_farm.tests ? ", failures looked for by ft_test" : "", job.W,
           job.M, job.S, job.tasks, sim_net_min_ns / 1000,
@@ -387,7 +395,7 @@ typedef struct {
   uint64_t hash, steps;
   uint64_t faults, master_faults, silent, replicated, two_parts, outcomes,
       restores, output_twice, partitions, tests, take[TAKE_KINDS],
-      prog[PROG_KINDS];
+      prog[PROG_KINDS], by_bcast;
   char why[512];
 } report;
 
@@ -400,6 +408,7 @@ static void fill_report(report *r, int rc) {
   r->take[sim_farm.take] = 1;
   r->tests = sim_farm.tests;
   r->prog[sim_farm.prog] = 1;
+  r->by_bcast = sim_farm.prog != PROG_FT && sim_farm.by_bcast;
   r->output_twice = job.output_twice;
   r->partitions = job.split == 2;
   for (int k = 0; k < job.next_kill; k++) {
@@ -425,6 +434,7 @@ static void add_report(report *sum, const report *r) {
     sum->take[t] += r->take[t];
   for (int t = 0; t < PROG_KINDS; t++)
     sum->prog[t] += r->prog[t];
+  sum->by_bcast += r->by_bcast;
   sum->outcomes += r->outcomes;
   sum->restores += r->restores;
   sum->output_twice += r->output_twice;
@@ -585,16 +595,17 @@ int main(int argc, char **argv) {
   remove_lib_dir();
   printf("partitions %" PRIu64 ", faults %" PRIu64 " (masters %" PRIu64
          ", silent hosts %" PRIu64 "), schedules with replicas %" PRIu64
-         ", two-part %" PRIu64 ", logged (ms_send %" PRIu64
-         ", ms_bcast %" PRIu64 "), results by ft_waitany %" PRIu64
+         ", two-part %" PRIu64 ", logged farm %" PRIu64 " and rounds %" PRIu64
+         " (problem by ms_bcast %" PRIu64 "), results by ft_waitany %" PRIu64
          " and by ft_probe %" PRIu64 ", with ft_test %" PRIu64
          ", restores %" PRIu64 ", call outcomes compared %" PRIu64
          ", steps %" PRIu64 "; answer written twice (a primary died between "
          "it and its next call, docs/replicas.md) %" PRIu64 "\n",
          sum.partitions, sum.faults, sum.master_faults, sum.silent,
-         sum.replicated, sum.two_parts, sum.prog[PROG_MS_SEND],
-         sum.prog[PROG_MS_BCAST], sum.take[TAKE_WAITANY], sum.take[TAKE_PROBE],
-         sum.tests, sum.restores, sum.outcomes, sum.steps, sum.output_twice);
+         sum.replicated, sum.two_parts, sum.prog[PROG_MS_FARM],
+         sum.prog[PROG_MS_ROUNDS], sum.by_bcast, sum.take[TAKE_WAITANY],
+         sum.take[TAKE_PROBE], sum.tests, sum.restores, sum.outcomes, sum.steps,
+         sum.output_twice);
   printf("%" PRIu64 " schedules, %" PRIu64 " passed, %" PRIu64 " failed\n",
          passed + failed, passed, failed);
   return failed ? 1 : 0;
