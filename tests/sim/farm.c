@@ -10,10 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const sim_call_names[] = {"?",       "send", "recv",  "restore",
-                                      "stop",    "post", "probe", "test",
-                                      "testany", "bcast"};
-const char *const sim_prog_names[] = {"farm", "logged farm", "logged rounds"};
+const char *const sim_call_names[] = {"?",       "send",  "recv",  "restore",
+                                      "stop",    "post",  "probe", "test",
+                                      "testany", "bcast", "next"};
+const char *const sim_prog_names[] = {"farm", "logged farm", "logged rounds",
+                                      "farm layer"};
 const char *const sim_take_names[] = {"ft_recv", "ft_waitany", "ft_probe"};
 sim_farm_job sim_farm;
 program sim_progs[SIM_MAX_NODES];
@@ -21,11 +22,13 @@ program sim_progs[SIM_MAX_NODES];
 static int64_t work_of(int64_t task) { return task * 7919 + 13; }
 
 /* A task's right result: the logged farm's depends on its problem. */
-static int64_t result_of(int64_t task) {
-  return work_of(task) + (sim_farm.prog == PROG_FT ? 0 : sim_farm.problem);
+static int logged(void) {
+  return sim_farm.prog == PROG_MS_FARM || sim_farm.prog == PROG_MS_ROUNDS;
 }
 
-static int logged(void) { return sim_farm.prog != PROG_FT; }
+static int64_t result_of(int64_t task) {
+  return work_of(task) + (logged() ? sim_farm.problem : 0);
+}
 
 /* --- the programs ------------------------------------------------------------ */
 
@@ -59,7 +62,14 @@ static void compute(void) {
 /* The logged farm's worker first takes the problem (its master's replay
  * sends it again to a restored one), and answers each task with its
  * tag when the master takes results by ft_waitany (multistart's way). */
+static int layer_task(ft_farm_task *t, void *ctx);
+
 static void worker(program *p) {
+  if (sim_farm.prog == PROG_LAYER) {
+    p->f.farm_work(layer_task, p);
+    p->f.finalize();
+    return;
+  }
   int64_t problem = 0;
   FT_Status st;
   int rc = 1;
@@ -315,10 +325,85 @@ static void rounds(farm *f, int *done) {
   }
 }
 
+/* --- the farm layer ------------------------------------------------------- */
+
+/* A worker's task: its output names the task. With checkpoints it saves
+ * one halfway; a copy that resumes checks that it is this task's. */
+static int layer_task(ft_farm_task *t, void *ctx) {
+  program *p = ctx;
+  size_t n;
+  const int64_t *in = p->f.farm_input(t, &n);
+  if (n != sizeof(int64_t) || in[0] != p->f.farm_task_id(t))
+    return 1; /* the master sees FT_FARM_TASK_ERROR */
+  int64_t task = in[0];
+  if (sim_farm.checkpoints) {
+    const int64_t *saved = p->f.farm_resumed(t, &n);
+    if (saved != NULL && (n != sizeof(task) || *saved != task))
+      return 3;
+    if (saved == NULL) {
+      compute();
+      if (!p->f.farm_checkpoint(t, &task, sizeof(task)))
+        return 2; /* every master is gone */
+    }
+  }
+  compute();
+  int64_t out[2] = {task, work_of(task)};
+  return p->f.farm_reply(t, out, sizeof(out)) ? 0 : 2;
+}
+
+/* The master's farm: every task submitted, every result taken; each must
+ * come once, right. Returns the tasks done. */
+static int layer_master(program *p) {
+  ft_farm_options o;
+  p->f.farm_options_init(&o);
+  o.depth = sim_farm.depth;
+  o.max_attempts = 100; /* the faults never poison a task */
+  o.duplicate = sim_farm.duplicate ? 0.25 : 0;
+  ft_farm *fm = p->f.farm_create(&o);
+  if (fm == NULL) {
+    fail_prog(p, "ft_farm_create: error %d", p->f.error(), 0);
+    return 0;
+  }
+  for (int64_t t = 0; t < sim_farm.tasks; t++)
+    if (p->f.farm_submit(fm, &t, sizeof(t)) != t)
+      fail_prog(p, "ft_farm_submit of task %d: error %d", (int)t, p->f.error());
+  int done = 0, rc;
+  ft_farm_result r;
+  while ((rc = p->f.farm_next(fm, &r)) == 1 && p->failure[0] == '\0') {
+    const int64_t *out = r.data;
+    int ok = r.status == FT_FARM_OK && r.len == 2 * sizeof(int64_t) &&
+             out[0] == r.id;
+    note(p, CALL_NEXT, r.status, r.worker, r.id, ok ? out[1] : -1);
+    if (!ok || r.id < 0 || r.id >= sim_farm.tasks) {
+      fail_prog(p, "the farm layer's result for task %d: status %d", (int)r.id,
+                r.status);
+      break;
+    }
+    if (p->got[r.id]++)
+      fail_prog(p, "task %d's result came twice (from %d)", (int)r.id,
+                r.worker);
+    if (out[1] != work_of(r.id))
+      fail_prog(p, "task %d's result is wrong (from %d)", (int)r.id, r.worker);
+    p->results[r.id] = out[1];
+    done++;
+  }
+  note(p, CALL_NEXT, rc, 0, -1, 0);
+  if (rc != 0 && p->failure[0] == '\0')
+    fail_prog(p, "ft_farm_next: %d, error %d", rc, p->f.error());
+  p->f.farm_destroy(fm);
+  return done;
+}
+
 static void master(program *p, int W) {
   farm fm = {.p = p, .W = W, .live = W}, *f = &fm;
   int done = 0;
-  for (int64_t t = sim_farm.tasks - 1; t >= 0; t--)
+  if (sim_farm.prog == PROG_LAYER) {
+    done = layer_master(p);
+    f->live = 0; /* and no worker to stop: ft_farm_destroy did */
+    for (int w = 1; w <= W; w++)
+      f->gone[w] = 1;
+  }
+  for (int64_t t = sim_farm.tasks - 1; t >= 0 && f->live > 0; t--)
     f->queue[f->nqueue++] = t;
   for (int w = 1; w <= W; w++)
     f->holds[w] = -1;
@@ -439,11 +524,25 @@ void sim_farm_bind(api *f, void *h) {
   f->ms_restore = SYM(h, "ms_restore");
   f->ms_irestore = SYM(h, "ms_irestore");
   f->ms_bcast = SYM(h, "ms_bcast");
+  f->farm_options_init = SYM(h, "ft_farm_options_init");
+  f->farm_create = SYM(h, "ft_farm_create");
+  f->farm_submit = SYM(h, "ft_farm_submit");
+  f->farm_next = SYM(h, "ft_farm_next");
+  f->farm_destroy = SYM(h, "ft_farm_destroy");
+  f->farm_work = SYM(h, "ft_farm_work");
+  f->farm_task_id = SYM(h, "ft_farm_task_id");
+  f->farm_input = SYM(h, "ft_farm_input");
+  f->farm_resumed = SYM(h, "ft_farm_resumed");
+  f->farm_reply = SYM(h, "ft_farm_reply");
+  f->farm_checkpoint = SYM(h, "ft_farm_checkpoint");
   if (!f->init || !f->finalize || !f->send || !f->recv || !f->irecv ||
       !f->waitany || !f->probe || !f->restore || !f->test || !f->testany ||
       !f->is_primary || !f->error || !f->errname || !f->bcast || !f->ms_send ||
       !f->ms_recv || !f->ms_irecv || !f->ms_restore || !f->ms_irestore ||
-      !f->ms_bcast) {
+      !f->ms_bcast || !f->farm_options_init || !f->farm_create ||
+      !f->farm_submit || !f->farm_next || !f->farm_destroy || !f->farm_work ||
+      !f->farm_task_id || !f->farm_input || !f->farm_resumed ||
+      !f->farm_reply || !f->farm_checkpoint) {
     fprintf(stderr, "ftmw-sim: the library lacks a call\n");
     exit(2);
   }

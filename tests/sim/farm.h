@@ -1,13 +1,14 @@
 /* The programs the simulator runs in each node (farm.c): the thesis'
  * farm and its two-part variant, each taking its results in one of three
- * ways, and two programs of ms_* calls (the logged farm and rounds), and
- * what they record for the checks (main.c). */
+ * ways, two programs of ms_* calls (the logged farm and rounds), and one
+ * of the farm layer, and what they record for the checks (main.c). */
 #ifndef FTMW_SIM_FARM_H
 #define FTMW_SIM_FARM_H
 
 #include <stdint.h>
 
 #include "ftmw.h"
+#include "ftmw_farm.h"
 #include "sim.h"
 
 #define MAX_TASKS 64
@@ -42,6 +43,18 @@ typedef struct {
   int (*ms_restore)(int);
   int (*ms_irestore)(int);
   int (*ms_bcast)(void *, int, FT_Datatype, int);
+  /* the farm layer (ftmw_farm.h) */
+  void (*farm_options_init)(ft_farm_options *);
+  ft_farm *(*farm_create)(const ft_farm_options *);
+  int64_t (*farm_submit)(ft_farm *, const void *, size_t);
+  int (*farm_next)(ft_farm *, ft_farm_result *);
+  int (*farm_destroy)(ft_farm *);
+  int (*farm_work)(ft_farm_fn, void *);
+  int64_t (*farm_task_id)(const ft_farm_task *);
+  const void *(*farm_input)(const ft_farm_task *, size_t *);
+  const void *(*farm_resumed)(const ft_farm_task *, size_t *);
+  int (*farm_reply)(ft_farm_task *, const void *, size_t);
+  int (*farm_checkpoint)(ft_farm_task *, const void *, size_t);
 } api;
 
 /* What a master's program saw: one entry per call. */
@@ -54,7 +67,8 @@ enum {
   CALL_PROBE,
   CALL_TEST,
   CALL_TESTANY,
-  CALL_BCAST
+  CALL_BCAST,
+  CALL_NEXT /* the farm layer's ft_farm_next */
 };
 extern const char *const sim_call_names[];
 
@@ -84,8 +98,10 @@ typedef struct {
  * task, then receives every answer by name, in one or two parts, the
  * replay receiving what the failed call should have). Both first send
  * the problem, by ms_send to each worker or by ms_bcast; a worker's result
- * depends on it, so a replay that lost it is seen. */
-enum { PROG_FT, PROG_MS_FARM, PROG_MS_ROUNDS, PROG_KINDS };
+ * depends on it, so a replay that lost it is seen. Or the farm layer
+ * (ftmw_farm.h), which recovers by itself: its master submits the tasks
+ * and takes every result by ft_farm_next, its workers run ft_farm_work. */
+enum { PROG_FT, PROG_MS_FARM, PROG_MS_ROUNDS, PROG_LAYER, PROG_KINDS };
 extern const char *const sim_prog_names[];
 
 /* How the master takes its results: ft_recv(FT_ANY_SOURCE); a receive
@@ -103,6 +119,9 @@ typedef struct {
   int two_parts;   /* two messages per answer: PROG_FT, PROG_MS_ROUNDS */
   int by_bcast;    /* the ms_* programs' problem: by ms_bcast (else ms_send) */
   int64_t problem; /* the ms_* programs' problem: added to each result */
+  int depth;       /* the farm layer's tasks in flight per worker */
+  int duplicate;   /* ... a quarter of its tasks run twice and compared */
+  int checkpoints; /* ... each task saves a checkpoint halfway */
   int take;      /* TAKE_*: how the master takes results */
   int tests;     /* the master asks ft_testany before it takes each
                     result, and ft_test before each task it gives: a

@@ -168,14 +168,16 @@ static int draw_tests(uint64_t seed) {
 
 /* Which program (farm.h): the logged farm in a third of the schedules,
  * its problem by ms_send or by ms_bcast alike, the logged rounds in a
- * sixth, the problem by either; a stream of its own, and never with
- * --ft-only (how the seeds found before them were drawn). */
+ * sixth, the problem by either, the farm layer in a sixth; a stream of
+ * its own, and never with --ft-only (how the seeds found before them were
+ * drawn). The farm layer's options come from another stream. */
 static int ft_only;
 
 static int draw_prog(uint64_t seed) {
   uint64_t z = seed ^ 0x3510ull, d = sim_splitmix(&z) % 6;
   sim_farm.by_bcast = d == 2 ? (int)(sim_splitmix(&z) % 2) : d == 1;
-  return any_source_only || ft_only || d >= 3 ? PROG_FT
+  return any_source_only || ft_only || d >= 4 ? PROG_FT
+         : d == 3                             ? PROG_LAYER
          : d == 2                             ? PROG_MS_ROUNDS
                                               : PROG_MS_FARM;
 }
@@ -197,6 +199,13 @@ static void draw_job(uint64_t seed) {
   } else if (sim_farm.prog == PROG_MS_ROUNDS) { /* receives by name */
     sim_farm.take = TAKE_RECV;
     sim_farm.tests = 0;
+  } else if (sim_farm.prog == PROG_LAYER) { /* its own calls, drawn */
+    uint64_t z = seed ^ 0x1a7e2ull, d = sim_splitmix(&z);
+    sim_farm.two_parts = sim_farm.tests = 0;
+    sim_farm.take = TAKE_RECV;
+    sim_farm.depth = 1 + (int)(d % 3);
+    sim_farm.duplicate = (d >> 8) % 4 == 0;
+    sim_farm.checkpoints = (d >> 16) % 2;
   }
   sim_net_min_ns = 10000 + sim_below(50000);
   sim_net_max_ns = sim_net_min_ns + sim_below(1000000);
@@ -348,13 +357,17 @@ static int run_one(uint64_t seed, char *why, size_t len) {
           "%d replicas, %d spares, %d tasks, delays %" PRIu64 "-%" PRIu64 " us",
           seed, sim_farm.two_parts ? "two-part " : "",
           sim_prog_names[sim_farm.prog],
-          sim_farm.prog == PROG_FT ? ""
-          : sim_farm.by_bcast      ? ", problem by ms_bcast"
-                                   : ", problem by ms_send",
+          sim_farm.prog == PROG_FT || sim_farm.prog == PROG_LAYER ? ""
+          : sim_farm.by_bcast ? ", problem by ms_bcast"
+                              : ", problem by ms_send",
           sim_take_names[sim_farm.take],
           sim_farm.tests ? ", failures looked for by ft_test" : "", job.W,
           job.M, job.S, job.tasks, sim_net_min_ns / 1000,
           sim_net_max_ns / 1000);
+  if (sim_farm.prog == PROG_LAYER)
+    sim_log("farm layer: depth %d%s%s", sim_farm.depth,
+            sim_farm.duplicate ? ", a quarter of the tasks run twice" : "",
+            sim_farm.checkpoints ? ", a checkpoint halfway" : "");
   if (job.split)
     sim_log("fault: a partition %.3f ms after the launch", job.split_at / 1e6);
   for (int k = 0; k < job.kills; k++)
@@ -408,7 +421,9 @@ static void fill_report(report *r, int rc) {
   r->take[sim_farm.take] = 1;
   r->tests = sim_farm.tests;
   r->prog[sim_farm.prog] = 1;
-  r->by_bcast = sim_farm.prog != PROG_FT && sim_farm.by_bcast;
+  r->by_bcast =
+      (sim_farm.prog == PROG_MS_FARM || sim_farm.prog == PROG_MS_ROUNDS) &&
+      sim_farm.by_bcast;
   r->output_twice = job.output_twice;
   r->partitions = job.split == 2;
   for (int k = 0; k < job.next_kill; k++) {
@@ -596,16 +611,17 @@ int main(int argc, char **argv) {
   printf("partitions %" PRIu64 ", faults %" PRIu64 " (masters %" PRIu64
          ", silent hosts %" PRIu64 "), schedules with replicas %" PRIu64
          ", two-part %" PRIu64 ", logged farm %" PRIu64 " and rounds %" PRIu64
-         " (problem by ms_bcast %" PRIu64 "), results by ft_waitany %" PRIu64
-         " and by ft_probe %" PRIu64 ", with ft_test %" PRIu64
-         ", restores %" PRIu64 ", call outcomes compared %" PRIu64
-         ", steps %" PRIu64 "; answer written twice (a primary died between "
+         " (problem by ms_bcast %" PRIu64 "), farm layer %" PRIu64
+         ", results by ft_waitany %" PRIu64 " and by ft_probe %" PRIu64
+         ", with ft_test %" PRIu64 ", restores %" PRIu64
+         ", call outcomes compared %" PRIu64 ", steps %" PRIu64
+         "; answer written twice (a primary died between "
          "it and its next call, docs/replicas.md) %" PRIu64 "\n",
          sum.partitions, sum.faults, sum.master_faults, sum.silent,
          sum.replicated, sum.two_parts, sum.prog[PROG_MS_FARM],
-         sum.prog[PROG_MS_ROUNDS], sum.by_bcast, sum.take[TAKE_WAITANY],
-         sum.take[TAKE_PROBE], sum.tests, sum.restores, sum.outcomes, sum.steps,
-         sum.output_twice);
+         sum.prog[PROG_MS_ROUNDS], sum.by_bcast, sum.prog[PROG_LAYER],
+         sum.take[TAKE_WAITANY], sum.take[TAKE_PROBE], sum.tests, sum.restores,
+         sum.outcomes, sum.steps, sum.output_twice);
   printf("%" PRIu64 " schedules, %" PRIu64 " passed, %" PRIu64 " failed\n",
          passed + failed, passed, failed);
   return failed ? 1 : 0;
