@@ -117,18 +117,30 @@ static int fill_to(ft_farm *f, int r, int upto) {
   return 0;
 }
 
-int ftmw_farm_fill(ft_farm *f, int r) { return fill_to(f, r, f->o.depth); }
+int ftmw_farm_fill(ft_farm *f, int r) {
+  if (fill_to(f, r, f->o.depth) == 0)
+    return 0;
+  ftmw_farm_fill_all(f); /* r died: its copies are queued, r restored */
+  return -1;
+}
 
 /* Fills every worker, one copy each per round, so that a few long tasks
- * spread over the workers instead of queueing at the first ones. */
+ * spread over the workers instead of queueing at the first ones. A worker
+ * found failed at a send has its copies queued again and is restored
+ * (or lost): the filling starts again, for it too. Without that, a farm
+ * whose only other workers were full, lost or idle waited for ever for a
+ * result with tasks queued (ftmw-sim seed 3650570: one worker, depth 2,
+ * its death reported at the second task's send with replicas). */
 void ftmw_farm_fill_all(ft_farm *f) {
+again:;
   int low = f->o.depth; /* from the emptiest worker's level on */
   for (int r = 1; r <= f->W; r++)
     if (!f->w[r].lost && !f->w[r].stopping && f->w[r].n < low)
       low = f->w[r].n;
   for (int d = low + 1; d <= f->o.depth && !ftmw_q_empty(&f->queue); d++)
     for (int r = 1; r <= f->W && !ftmw_q_empty(&f->queue); r++)
-      fill_to(f, r, d);
+      if (fill_to(f, r, d) < 0)
+        goto again;
 }
 
 /* Worker r will not answer (it failed, or finished): its copies go back
