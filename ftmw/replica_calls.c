@@ -304,9 +304,12 @@ static int gone_locked(ftmw_ctx *cx, ftmw_peer *p, const char *call) {
  * every one's word first. Where no master took over, a replica's DONE
  * means that ACKED (a replica completes a send on it or on the primary's
  * verdict, not given yet): the send succeeded. A master that took over
- * asks the replica how it went (gone_locked). */
+ * asks the replica how it went (gone_locked). Not after p's FIN: it came
+ * after every ACK p sent this master, and a replica may take p's end for
+ * a finish, of which it tells nobody (a helper's review found the wait
+ * then hung). */
 static int done_elsewhere_locked(ftmw_ctx *cx, ftmw_peer *p) {
-  if (cx->job.M == 0 || !ftmw_peer_is_failed(p))
+  if (cx->job.M == 0 || !ftmw_peer_is_failed(p) || p->fin)
     return 0;
   const ftmw_rep_worker *w = ftmw_rep_of(cx, p->id);
   uint64_t n = w->calls + 1;

@@ -113,19 +113,20 @@ static void decided(const frame *f, int *rank, uint64_t *value) {
 /* --- the fake link: the script of what happens while the protocol waits --- */
 
 enum {
-  EV_DECIDE = 1, /* master from: decision seq, call kind tag, worker, value */
-  EV_DONE,       /* master from: my exchange seq with worker is over */
-  EV_SUSPECT,    /* master from: worker failed in my exchange seq */
-  EV_VERDICT,    /* master from: its exchange seq with worker: ok */
-  EV_ACKED,      /* worker: it ACKed the primary's DATA seq */
-  EV_ACKED_BY,   /* master from: worker said it ACKed DATA seq (a takeover) */
-  EV_MARK,       /* worker: it takes this master for primary (MARK) */
-  EV_DECIDED,    /* master from: it holds this master's decisions up to seq */
-  EV_KEPT,       /* master from: worker's data (tag, seq, text) */
-  EV_COPY,       /* worker: its data (tag, seq, text), COPY then CONFIRM */
+  EV_DECIDE = 1,  /* master from: decision seq, call kind tag, worker, value */
+  EV_DONE,        /* master from: my exchange seq with worker is over */
+  EV_SUSPECT,     /* master from: worker failed in my exchange seq */
+  EV_VERDICT,     /* master from: its exchange seq with worker: ok */
+  EV_ACKED,       /* worker: it ACKed the primary's DATA seq */
+  EV_ACKED_BY,    /* master from: worker said it ACKed DATA seq (a takeover) */
+  EV_MARK,        /* worker: it takes this master for primary (MARK) */
+  EV_DECIDED,     /* master from: it holds this master's decisions up to seq */
+  EV_KEPT,        /* master from: worker's data (tag, seq, text) */
+  EV_COPY,        /* worker: its data (tag, seq, text), COPY then CONFIRM */
   EV_UNCONFIRMED, /* worker: the same COPY, no CONFIRM (yet) */
   EV_WORKER_FAILS,
   EV_WORKER_FINISHES,
+  EV_WORKER_FIN_THEN_FAILS,
   EV_MASTER_FAILS /* master from */
 };
 
@@ -183,6 +184,9 @@ static event worker_fails(int r) {
 }
 static event worker_finishes(int r) {
   return (event){EV_WORKER_FINISHES, .worker = r};
+}
+static event worker_fin_then_fails(int r) {
+  return (event){EV_WORKER_FIN_THEN_FAILS, .worker = r};
 }
 static event master_fails(int k) { return (event){EV_MASTER_FAILS, .from = k}; }
 
@@ -296,6 +300,10 @@ static void happen(const event *e) {
   case EV_WORKER_FAILS: ftmw_peer_failed_locked(cx, w, 1, "scripted"); break;
   case EV_WORKER_FINISHES:
     ftmw_peer_set_locked(cx, w, FTMW_PEER_FINISHED, "scripted");
+    break;
+  case EV_WORKER_FIN_THEN_FAILS: /* no BYE yet: a failure (transport.c) */
+    w->fin = 1;
+    ftmw_peer_failed_locked(cx, w, 1, "scripted");
     break;
   case EV_MASTER_FAILS: { /* ftmw_peer_down: the next live master is primary */
     ftmw_peer *m = &cx->st.masters[e->from];
@@ -1463,6 +1471,21 @@ Test(replica, send_call_undelivered_and_asked_by_every_replica_fails) {
   script_played();
   cr_assert_eq(kept_outcome(p, 1)->ok, 0);
   cr_assert_str_eq(frames(), "VERDICT>1 tag=1 seq=1");
+}
+
+/* The same where the worker's FIN came while the primary waited for the
+ * ACK, and then its connection was lost: the FIN came after every ACK the
+ * worker sent the primary, and a replica may take the worker's end for a
+ * finish, of which it tells nobody. The primary reports the failure
+ * without waiting (the fake link fails a wait with nothing left to
+ * happen). */
+Test(replica, send_call_undelivered_after_fin_does_not_wait) {
+  start(0);
+  ftmw_peer *p = &cx->st.workers[1];
+  writes.during[0] = worker_fin_then_fails(1);
+  writes.outcome[0] = FTMW_REP_UNDELIVERED;
+  cr_assert_eq(ftmw_rep_send_call(cx, "ft_send", p, 1, &fake_w),
+               FT_ERR_PEER_FAILED);
 }
 
 /* The primary's write does not get through and the worker finished: the
