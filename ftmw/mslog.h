@@ -129,9 +129,10 @@ typedef int (*ftmw_mslog_op)(void *ctx, int kind, ftmw_mslog_call *c);
 /* Replays the plan through op. An ms_irecv is posted again, and completed
  * (FTMW_MSLOG_WAIT) before the next receive from the worker, as the
  * program waited for it before making that receive; the last one is
- * completed at the end only if the program had already waited for it and
- * wait_last is set, else it stays posted (log->posted, pending again) for
- * the program's own wait (ms_irestore). The
+ * completed at the end when the program's wait had completed it, and
+ * when that wait reported the failure and wait_last is set (ms_restore);
+ * else it stays posted (log->posted, pending again) for the program's own
+ * wait (ms_irestore). The
  * log's states change only when the whole replay succeeded, so a replay
  * cut short by another death is planned again exactly the same. Returns
  * FT_SUCCESS or the first failing operation's error (FT_ERR_NOMEM if the
