@@ -1439,19 +1439,27 @@ Test(replica, send_call_undelivered_but_acked_succeeds) {
   cr_assert_eq(rw(p)->calls, 2);
 }
 
+/* The primary (master 0 of three) sends worker 1 its exchange 1; while
+ * its write waits, `during` happens, and the write does not get through;
+ * a SCRIPT given before plays while the send waits after. Returns the
+ * send's outcome. */
+static int primary_send_undelivered(event during) {
+  start(0);
+  writes.during[0] = during;
+  writes.outcome[0] = FTMW_REP_UNDELIVERED;
+  return ftmw_rep_send_call(cx, "ft_send", &cx->st.workers[1], 1, &fake_w);
+}
+
 /* The primary's DATA went out and the worker failed before its ACK came,
  * where one replica had the worker's ACKED (its ACK to the primary lost
  * in a partition: ftmw-sim seed 3465840) and completed the send, and the
  * other asks. The primary waits for both, and the send succeeds, as the
  * first replica's did; the other is told so. */
 Test(replica, send_call_undelivered_but_acked_to_a_replica_succeeds) {
-  start(0);
-  ftmw_peer *p = &cx->st.workers[1];
-  writes.during[0] = worker_fails(1);
-  writes.outcome[0] = FTMW_REP_UNDELIVERED;
   SCRIPT(suspect(2, 1, 1), done(1, 1, 1));
-  cr_assert_eq(ftmw_rep_send_call(cx, "ft_send", p, 1, &fake_w), FT_SUCCESS);
+  cr_assert_eq(primary_send_undelivered(worker_fails(1)), FT_SUCCESS);
   script_played();
+  ftmw_peer *p = &cx->st.workers[1];
   cr_assert_eq(rw(p)->calls, 1);
   cr_assert_eq(kept_outcome(p, 1)->ok, 1);
   cr_assert_str_eq(frames(),
@@ -1461,15 +1469,10 @@ Test(replica, send_call_undelivered_but_acked_to_a_replica_succeeds) {
 /* The same where every live replica asks (one died meanwhile): nobody
  * had the worker's word, and the send reports the failure. */
 Test(replica, send_call_undelivered_and_asked_by_every_replica_fails) {
-  start(0);
-  ftmw_peer *p = &cx->st.workers[1];
-  writes.during[0] = worker_fails(1);
-  writes.outcome[0] = FTMW_REP_UNDELIVERED;
   SCRIPT(suspect(1, 1, 1), master_fails(2));
-  cr_assert_eq(ftmw_rep_send_call(cx, "ft_send", p, 1, &fake_w),
-               FT_ERR_PEER_FAILED);
+  cr_assert_eq(primary_send_undelivered(worker_fails(1)), FT_ERR_PEER_FAILED);
   script_played();
-  cr_assert_eq(kept_outcome(p, 1)->ok, 0);
+  cr_assert_eq(kept_outcome(&cx->st.workers[1], 1)->ok, 0);
   cr_assert_str_eq(frames(), "VERDICT>1 tag=1 seq=1");
 }
 
@@ -1480,24 +1483,16 @@ Test(replica, send_call_undelivered_and_asked_by_every_replica_fails) {
  * without waiting (the fake link fails a wait with nothing left to
  * happen). */
 Test(replica, send_call_undelivered_after_fin_does_not_wait) {
-  start(0);
-  ftmw_peer *p = &cx->st.workers[1];
-  writes.during[0] = worker_fin_then_fails(1);
-  writes.outcome[0] = FTMW_REP_UNDELIVERED;
-  cr_assert_eq(ftmw_rep_send_call(cx, "ft_send", p, 1, &fake_w),
+  cr_assert_eq(primary_send_undelivered(worker_fin_then_fails(1)),
                FT_ERR_PEER_FAILED);
 }
 
 /* The primary's write does not get through and the worker finished: the
  * send reports it, and the exchange is not counted as a failure. */
 Test(replica, send_call_undelivered_to_finished_worker) {
-  start(0);
-  ftmw_peer *p = &cx->st.workers[1];
-  writes.during[0] = worker_finishes(1);
-  writes.outcome[0] = FTMW_REP_UNDELIVERED;
-  cr_assert_eq(ftmw_rep_send_call(cx, "ft_send", p, 1, &fake_w),
+  cr_assert_eq(primary_send_undelivered(worker_finishes(1)),
                FT_ERR_PEER_FINALIZED);
-  cr_assert_eq(rw(p)->calls, 0);
+  cr_assert_eq(rw(&cx->st.workers[1])->calls, 0);
 }
 
 /* A worker copies the data to the other masters, writes it to the
