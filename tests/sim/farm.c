@@ -21,11 +21,12 @@ program sim_progs[SIM_MAX_NODES];
 
 static int64_t work_of(int64_t task) { return task * 7919 + 13; }
 
-/* A task's right result: the logged farm's depends on its problem. */
+/* Whether the program is one of ms_* calls. */
 static int logged(void) {
   return sim_farm.prog == PROG_MS_FARM || sim_farm.prog == PROG_MS_ROUNDS;
 }
 
+/* A task's right result: an ms_* program's depends on its problem. */
 static int64_t result_of(int64_t task) {
   return work_of(task) + (logged() ? sim_farm.problem : 0);
 }
@@ -59,11 +60,13 @@ static void compute(void) {
   sim_block(compute_ready, NULL, sim_now_ns + 100000 + sim_below(2000000));
 }
 
-/* The logged farm's worker first takes the problem (its master's replay
- * sends it again to a restored one), and answers each task with its
- * tag when the master takes results by ft_waitany (multistart's way). */
 static int layer_task(ft_farm_task *t, void *ctx);
 
+/* A worker of the farm layer runs ft_farm_work. One of an ms_* program
+ * first takes the problem (its master's replay sends it again to a
+ * restored one), and answers each task with its tag where the master
+ * receives by tag (the logged rounds; the logged farm by ft_waitany,
+ * multistart's way). */
 static void worker(program *p) {
   if (sim_farm.prog == PROG_LAYER) {
     p->f.farm_work(layer_task, p);
