@@ -18,8 +18,8 @@
 #define TAG_STOP 2
 #define TAG_RESULT 3
 #define TAG_FIRST 4 /* the two-part program: sent first, received second */
-#define TAG_TASK_B 5  /* the logged farm's other task tag (they alternate) */
-#define TAG_PROBLEM 6 /* the logged farm's problem, by ms_send */
+#define TAG_TASK_B 5  /* the ms_* programs' other task tag (they alternate) */
+#define TAG_PROBLEM 6 /* the ms_* programs' problem, by ms_send */
 
 /* The library of one node, as its program calls it. */
 typedef struct {
