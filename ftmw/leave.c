@@ -20,18 +20,24 @@ const ftmw_leave_info ftmw_leave_reasons[FTMW_LEAVE_REASONS] = {
     [FTMW_LEAVE_ORPHANED] = {"orphaned", 3, 0, 0, 0, 0,
                              "`transport.c` `on_tick`", "worker or spare",
                              "every master is gone, for a timeout"},
-    [FTMW_LEAVE_CUT_OFF] = {"cut_off", 4, 0, 0, 0, 0, "`partition.c`",
-                            "master", "it reaches no majority of the "
+    [FTMW_LEAVE_CUT_OFF] = {"cut_off", 4, 0, 0, 0, 0, "`partition.c`", "master",
+                            "it reaches no majority of the "
                             "masters, or no other host: it steps down for "
                             "those that can go on"},
     [FTMW_LEAVE_DIVERGED] = {"diverged", 70, 0, 0, 0, 1,
-                             "`replica.c` `diverged`", "replica master",
+                             "`replica.c` `diverged`, `replica_takeover.c` "
+                             "`ftmw_rep_abandon`",
+                             "replica master",
                              "its program made another call than the "
-                             "primary decided: it cannot follow"},
+                             "primary decided, or, having taken over, it "
+                             "lacks a message only the dead primary took "
+                             "and another live process saw what that one "
+                             "did next: it cannot follow"},
     [FTMW_LEAVE_NO_MEMORY] = {"no_memory", 70, 0, 0, 0, 1,
                               "`replica_outcomes.c` `ftmw_rep_keep_outcome`, "
                               "`farm_task.c` `ftmw_farm_must`",
-                              "master", "out of memory for what every "
+                              "master",
+                              "out of memory for what every "
                               "master must hold alike (an exchange's "
                               "outcome for the replicas, the farm's "
                               "state): its death is a failover, or the "
@@ -48,8 +54,7 @@ const ftmw_leave_info ftmw_leave_reasons[FTMW_LEAVE_REASONS] = {
                                "any process still running "
                                "`FT_TERM_GRACE_MS` after its SIGTERM"},
     [FTMW_LEAVE_JOB_ENDED] = {"job_ended", -1, 1, 0, 0, 1,
-                              "`abort.c` `ftmw_abort_poll`",
-                              "every process",
+                              "`abort.c` `ftmw_abort_poll`", "every process",
                               "the job is ended (`ft_abort`, an ABORT heard, "
                               "a failure the program ignored): once every "
                               "peer has closed, or after "

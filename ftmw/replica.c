@@ -306,6 +306,11 @@ static void primary_changed(ftmw_ctx *cx) {
                                    .number = cx->rep->dec_rcvd});
 }
 
+void ftmw_rep_catch_up(ftmw_ctx *cx) {
+  if (with_replicas(cx) && cx->st.primary != cx->rep->seen_primary)
+    primary_changed(cx);
+}
+
 static int flush_primary_call(ftmw_ctx *cx);
 
 static int replicated_serve(ftmw_ctx *cx) {
@@ -317,7 +322,7 @@ static int replicated_serve(ftmw_ctx *cx) {
    * for, so it counts as an answer. */
   int n = flush_primary_call(cx);
   if (cx->st.primary != cx->rep->seen_primary) {
-    primary_changed(cx);
+    ftmw_rep_catch_up(cx);
     n++;
   }
   for (int r = 1; r <= cx->job.W && cx->job.id == cx->st.primary; r++) {
@@ -370,8 +375,7 @@ static void replicated_decide(ftmw_ctx *cx, int kind, int rank,
   /* A master that has just taken over resends the old primary's last
    * decision first: a replica that missed it would take a new one for
    * out of order. */
-  if (cx->st.primary != cx->rep->seen_primary)
-    primary_changed(cx);
+  ftmw_rep_catch_up(cx);
   flush_primary_call(cx); /* decisions go out in the order they were made */
   fill_gaps(cx);
   ftmw_decision d = {.kind = kind,
@@ -386,8 +390,7 @@ static void replicated_decide(ftmw_ctx *cx, int kind, int rank,
 /* Whether a master that took over has every live replica's SYNC (else
  * a replica may hold a decision of the old primary that it lacks). */
 static int synced(ftmw_ctx *cx) {
-  if (cx->st.primary != cx->rep->seen_primary)
-    primary_changed(cx);
+  ftmw_rep_catch_up(cx);
   for (int k = 0; k <= cx->job.M && cx->rep->took_over; k++)
     if (ftmw_rep_alive(cx, k) && !cx->rep->synced[k])
       return 0;
@@ -446,43 +449,6 @@ static int replicated_end(ftmw_ctx *cx, ftmw_peer *p, int ok, ftmw_msg *m) {
   return kept;
 }
 
-/* Whether every live worker has told this master, which took over, that
- * it takes it for primary (MARK, down.h): each did so after reading the
- * last frame of the dead primary, and after the ACKED of every DATA of it
- * that it took, on the same connection. Before, a worker's ACKED that
- * shows the old primary went on may still be on its way (ftmw-sim seed
- * 865070: the new primary reported a failure at a send the old one had
- * completed before giving another worker its next task, gave that worker
- * another task under the number the old one had used, which it dropped as
- * a duplicate, and got the old task's result). A worker cut off from this
- * master is failed in the end (FT_TIMEOUT_MS), fenced if alive; one that
- * still reaches an old primary alive (one replica, a partition between
- * the masters alone) never marks: docs/replicas.md, Limits. */
-static int marked(ftmw_ctx *cx) {
-  for (int r = 1; r <= cx->job.W; r++)
-    if (ftmw_peer_is_up(&cx->st.workers[r]) &&
-        cx->rep->workers[r].marked != (uint64_t)cx->st.workers[r].epoch + 1)
-      return 0;
-  return 1;
-}
-
-/* Whether the primary this master took over from went on past the
- * exchange this master is in: a decision of it is queued here (this call
- * took every earlier one), or a worker ACKed a DATA of it that this
- * master has not numbered yet (every master numbers its sends to a worker
- * alike, and this one numbered those of every earlier call). Since it
- * tells a failure before going on (replicated_end), it went past that
- * exchange with a success. Asked once every live worker's ACKEDs are in
- * (marked). */
-static int went_past(ftmw_ctx *cx) {
-  if (!ftmw_q_empty(&cx->rep->decisions))
-    return 1;
-  for (int r = 1; r <= cx->job.W; r++)
-    if (cx->rep->workers[r].acked_seq > cx->rep->workers[r].numbered)
-      return 1;
-  return 0;
-}
-
 void ftmw_rep_before_data(ftmw_ctx *cx) {
   if (!with_replicas(cx) || cx->job.id != cx->st.primary)
     return;
@@ -524,12 +490,12 @@ static int replicated_verdict(ftmw_ctx *cx, ftmw_peer *p, int send) {
       for (int k = 0; k <= cx->job.M && ahead < 0; k++)
         if (ftmw_rep_alive(cx, k) && w->done_by[k] >= n)
           ahead = k;
-      if (ahead < 0 && send && !marked(cx)) {
+      if (ahead < 0 && send && !ftmw_rep_marked(cx)) {
         ftmw_wait_locked(cx, -1); /* a worker's ACKED may be on its way */
         continue;
       }
       if (ahead < 0 && send)
-        return went_past(cx);
+        return ftmw_rep_went_past(cx);
       if (ahead < 0)
         return cx->rep->took_over && ftmw_inbox_confirm_locked(cx, p, 0) > 0;
       if (asked != ahead) {
@@ -637,7 +603,11 @@ int ftmw_wait_locked(ftmw_ctx *cx, int64_t ms) {
    * writes, and a wake-up meant for the caller may have come meanwhile. */
   if (ftmw_rep_serve(cx) > 0)
     return 0;
-  return link_of(cx)->wait_locked(cx, ms);
+  int rc = link_of(cx)->wait_locked(cx, ms);
+  /* What woke the caller may be that this master became the primary: it
+   * takes over before the caller acts as one. */
+  ftmw_rep_catch_up(cx);
+  return rc;
 }
 
 int ftmw_rep_took_over(ftmw_ctx *cx) {

@@ -147,6 +147,13 @@ void ftmw_rep_recv_call(ftmw_ctx *cx, const ftmw_rep_recv *r,
       ftmw_rep_verdict(cx, p);
       continue;
     }
+    /* The message the old primary took is lost with p: this master goes
+     * on from here on its own, or leaves. */
+    if (p && master && decided && decided_seq != 0 && ftmw_rep_took_over(cx)) {
+      while (!ftmw_rep_marked(cx)) /* every live worker's ACKEDs are in */
+        ftmw_wait_locked(cx, -1);
+      ftmw_rep_abandon(cx, p, decided_seq);
+    }
     int rc;
     if (p) { /* one source, or the one the primary's call reported */
       got->rank = p->id;
@@ -365,6 +372,7 @@ static int send_self_locked(ftmw_ctx *cx, const char *call, ftmw_peer *p,
 int ftmw_rep_send_call(ftmw_ctx *cx, const char *call, ftmw_peer *p,
                        uint64_t seq, const ftmw_rep_write *w) {
   ftmw_rep_number(cx, p, seq);
+  ftmw_rep_catch_up(cx);
   int rc = FTMW_REP_SEND_SELF;
   if (ftmw_is_replica(cx) || ftmw_rep_acked(cx, p, seq) ||
       (ftmw_rep_took_over(cx) && ftmw_peer_is_failed(p))) {

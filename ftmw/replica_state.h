@@ -205,6 +205,40 @@ void ftmw_rep_before_data(ftmw_ctx *cx);
  * off): it may be behind what that one did (ftmw_rep_send_verdict). */
 int ftmw_rep_took_over(ftmw_ctx *cx);
 
+/* What a master that took over can tell of the old primary's path
+ * (replica_takeover.c). Whether every live worker's MARK is in (and with
+ * it the ACKEDs it sent before); whether the old primary went past the
+ * exchange this master is in: a decision of it is queued here, or a
+ * worker ACKed a DATA of it this master has not numbered yet (asked once
+ * marked: it tells a failure before going on, so it went past with a
+ * success). */
+int ftmw_rep_marked(ftmw_ctx *cx);
+int ftmw_rep_went_past(ftmw_ctx *cx);
+
+/* This master took over, and follows the old primary's decision that
+ * this call receives worker p's message seq; p failed, and no live
+ * master holds that message (a partition held p's COPY on its way here
+ * while its DATA reached the old primary, which took it, went on and
+ * died: ftmw-sim seed 4005262). Nobody can give it now. The old
+ * primary's path from this decision on is dropped, and the call reports
+ * p's failure, decided afresh, if no live process saw that path: no
+ * other master is alive (none holds its decisions), they tell of no
+ * output (ft_is_primary) and no restore, and no worker took a DATA of it
+ * past this master's own (asked once marked: every live worker's
+ * ACKEDs are in). Else this master cannot follow: it leaves the job
+ * (70). */
+void ftmw_rep_abandon(ftmw_ctx *cx, const struct ftmw_peer *p, uint64_t seq);
+
+/* A master that became the primary since it last looked takes over now
+ * (what it holds goes to the others, and it counts as having taken over);
+ * one that stays a replica reports to the new primary. Before anything
+ * it does as the primary: every wait ends with it (ftmw_wait_locked), and
+ * a send begins with it (ftmw-sim seed 3986683: a replica waiting for a
+ * worker's ACKED found itself primary on waking, sent the DATA itself
+ * without having taken over, and when the worker was found failed
+ * reported a send that the old primary had completed and gone past). */
+void ftmw_rep_catch_up(ftmw_ctx *cx);
+
 /* A master numbered its send to worker p seq (every master alike). */
 void ftmw_rep_number(ftmw_ctx *cx, struct ftmw_peer *p, uint64_t seq);
 

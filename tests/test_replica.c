@@ -671,6 +671,75 @@ Test(replica, diverged_worker_exits_70, .exit_code = 70) {
   cr_assert_fail("followed ft_test(2)'s decision with ft_test(1)");
 }
 
+/* Replica 1 holds the primary's decisions that a receive takes worker
+ * 2's message 4 (which never came here: a partition held it), then a
+ * test, then `next`; the primary dies, and so does replica 2 unless
+ * `replica_lives`; this master, now primary, follows the receive, and
+ * worker 2 fails (ftmw-sim seed 4005262). */
+static void unfollowable_receive(int next, int replica_lives) {
+  start(1);
+  now(decide(0, FTMW_DECIDE_RECV, 2, 4, 1));
+  now(decide(0, FTMW_DECIDE_TEST, 2, 0, 2));
+  if (next)
+    now(decide(0, next, next == FTMW_DECIDE_RESTORE ? 1 : 0, 0, 3));
+  now(master_fails(0));
+  if (!replica_lives)
+    now(master_fails(2));
+  int rank;
+  uint64_t value;
+  cr_assert_eq(ftmw_rep_follow(cx, FTMW_DECIDE_RECV, -1, &rank, &value),
+               FTMW_DECIDE_RECV);
+  ftmw_rep_catch_up(cx); /* as the wait for that message ends */
+  cr_assert(ftmw_rep_took_over(cx));
+  now(worker_fails(2));
+  ftmw_rep_abandon(cx, &cx->st.workers[2], value);
+}
+
+/* Nobody saw what the dead primary did after it took the message: this
+ * master drops its later decisions and decides the calls afresh. */
+Test(replica, took_over_alone_abandons_a_path_nobody_saw) {
+  unfollowable_receive(0, 0);
+  cr_assert(ftmw_q_empty(&cx->rep->decisions), "the TEST was dropped");
+  int rank;
+  uint64_t value;
+  cr_assert_eq(ftmw_rep_follow(cx, FTMW_DECIDE_RESTORE, 2, &rank, &value), 0,
+               "ft_restore is decided here");
+}
+
+/* It cannot when another master holds those decisions too, or when they
+ * tell of an output or a restore, or when a worker took a DATA of the
+ * old primary past this master's own: it leaves the job. */
+Test(replica, took_over_with_a_replica_cannot_abandon, .exit_code = 70) {
+  unfollowable_receive(0, 1);
+  cr_assert_fail("abandoned decisions replica 2 holds");
+}
+
+Test(replica, took_over_cannot_abandon_an_output, .exit_code = 70) {
+  unfollowable_receive(FTMW_DECIDE_PRIMARY, 0);
+  cr_assert_fail("abandoned a path that wrote an output");
+}
+
+Test(replica, took_over_cannot_abandon_a_restore, .exit_code = 70) {
+  unfollowable_receive(FTMW_DECIDE_RESTORE, 0);
+  cr_assert_fail("abandoned a path that restored a worker");
+}
+
+Test(replica, took_over_cannot_abandon_a_data_a_worker_took, .exit_code = 70) {
+  start(1);
+  now(acked(1, 1)); /* the old primary's DATA 1 to worker 1 */
+  now(decide(0, FTMW_DECIDE_RECV, 2, 4, 1));
+  now(master_fails(0));
+  now(master_fails(2));
+  int rank;
+  uint64_t value;
+  cr_assert_eq(ftmw_rep_follow(cx, FTMW_DECIDE_RECV, -1, &rank, &value),
+               FTMW_DECIDE_RECV);
+  ftmw_rep_catch_up(cx);
+  now(worker_fails(2));
+  ftmw_rep_abandon(cx, &cx->st.workers[2], value);
+  cr_assert_fail("abandoned a path whose DATA worker 1 took");
+}
+
 /* SIGTERM: the primary's receive from several sources reported it (term.h);
  * the replica's same receive, with or without a deadline, follows it, its
  * decision carried like any other. */
@@ -1673,8 +1742,11 @@ Test(replica, new_primary_send_of_acked_data_completes) {
 
 /* Appendix, the primary fails before sending (case 1), or after sending
  * but before the worker's ACKED reached this replica (case 2): the first
- * replica becomes primary and sends the DATA itself; its exchange then
- * tells nobody DONE (it is the primary now). */
+ * replica becomes primary and sends the DATA itself. It takes over as it
+ * wakes, before it sends (ftmw-sim seed 3986683: it sent without having
+ * taken over, and later reported a failure the old primary had gone
+ * past); its exchange then tells the other replica DONE, as a master that
+ * took over does. */
 Test(replica, primary_send_case1_replica_sends_itself) {
   start(1);
   ftmw_peer *p = &cx->st.workers[1];
@@ -1683,10 +1755,11 @@ Test(replica, primary_send_case1_replica_sends_itself) {
                FTMW_REP_SEND_SELF);
   script_played();
   cr_assert_eq(cx->st.primary, 1);
+  cr_assert_eq(cx->rep->seen_primary, 1, "the takeover happened");
+  cr_assert(ftmw_rep_took_over(cx));
   cr_assert_eq(ftmw_rep_begin(cx, p), 0);
   ftmw_rep_end(cx, p, 1, NULL);
-  cr_assert_eq(cx->rep->seen_primary, 1, "the takeover happened");
-  cr_assert_eq(nsent, 0, "sent: %s", frames());
+  cr_assert_str_eq(frames(), "DONE>2 tag=1 seq=1");
 }
 
 /* Appendix, the primary fails after its DATA, whose ACKED reached the
@@ -1776,8 +1849,9 @@ Test(replica, failover_new_primary_answers_suspect) {
                              "KEPT>2 tag=5 seq=4, VERDICT>2 tag=1 seq=1 ok");
 }
 
-/* Replica 2 asked the primary, which died: it asks the new one again
- * (and reports its completed exchanges to it), and follows its verdict. */
+/* Replica 2 asked the primary, which died: it reports its completed
+ * exchanges to the new one, then asks it again, and follows its
+ * verdict. */
 Test(replica, failover_replica_asks_new_primary_again) {
   start(2);
   ftmw_rep_end(cx, &cx->st.workers[2], 1, NULL);
@@ -1787,8 +1861,8 @@ Test(replica, failover_replica_asks_new_primary_again) {
   cr_assert_eq(ftmw_rep_verdict(cx, p), 1);
   script_played();
   cr_assert_str_eq(frames(), "DONE>0 tag=2 seq=1, DONE>1 tag=2 seq=1, "
-                             "SUSPECT>0 tag=1 seq=1, SUSPECT>1 tag=1 seq=1, "
-                             "DONE>1 tag=2 seq=1, DECIDE>1 tag=12 seq=0");
+                             "SUSPECT>0 tag=1 seq=1, DONE>1 tag=2 seq=1, "
+                             "DECIDE>1 tag=12 seq=0, SUSPECT>1 tag=1 seq=1");
 }
 
 /* Replica 1 asked the primary, which died before answering: it is the

@@ -489,7 +489,13 @@ void sim_farm_app(void *arg) {
   char *args[] = {"ftmw-sim", NULL}, **argv = args;
   int rc = p->f.init(&argc, &argv, &rank, &W);
   if (rc < 0) {
-    fail_prog(p, "ft_init failed (%d, rank %d)", rc, rank);
+    /* Cut off before it could join: it reaches no master, and says so
+     * (the job goes on without it). Else a failure. */
+    if (n->cut_at != 0)
+      p->init_failed_cut = 1;
+    else
+      fail_prog(p, "ft_init failed (%d, rank %d)", rc, rank);
+    sim_log("node %d: ft_init failed (%d, rank %d)", n->id, rc, rank);
     sim_exit_self(1);
   }
   sim_log("node %d: ft_init %d, rank %d", n->id, rc, rank);

@@ -84,6 +84,7 @@ typedef struct {
   outcome *seen;
   int nseen;
   int ended_primary, in_last_call, finalized;
+  int init_failed_cut; /* ft_init failed once a partition had cut it off */
   uint64_t primary_at;
   int64_t results[MAX_TASKS];
   int got[MAX_TASKS];

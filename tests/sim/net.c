@@ -5,7 +5,8 @@
  * closed, which the other side sees after what was in flight, or, when it
  * was lost silently (a host without power), never: what it wrote before
  * still arrives, and then nothing. A partition holds what crosses it (as
- * TCP would, retransmitting), for good: the schedules do not heal one. */
+ * TCP would, retransmitting) until it heals, when what it held goes on in
+ * order (a partition held for good is one that never heals). */
 #define _GNU_SOURCE
 #include "sim.h"
 
@@ -404,4 +405,9 @@ void sim_net_partition(const int *group, int n) {
   for (int i = 0; i < n; i++)
     in_group[group[i]] = 1;
   parted = 1;
+}
+
+void sim_net_heal(void) {
+  parted = 0;
+  any_dirty = 1;
 }

@@ -128,9 +128,11 @@ uint64_t sim_net_next(void);
  * see nothing, as when a host loses power. */
 void sim_net_node_gone(sim_node *n, int silent);
 
-/* Cuts every connection between a node in group and one out of it, for
- * good: bytes are held, nothing is closed. */
+/* Cuts every connection between a node in group and one out of it:
+ * bytes are held, nothing is closed, until sim_net_heal, from which what
+ * was held goes on, in order. */
 void sim_net_partition(const int *group, int n);
+void sim_net_heal(void);
 
 /* A node wrote to, or closes, its end fd (the simulator reads it at the
  * next step); whether fd may have something to read (else it has not:
