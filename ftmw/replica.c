@@ -307,7 +307,8 @@ static void primary_changed(ftmw_ctx *cx) {
 }
 
 void ftmw_rep_catch_up(ftmw_ctx *cx) {
-  if (with_replicas(cx) && cx->st.primary != cx->rep->seen_primary)
+  /* Its sends run the loop: the primary may change again meanwhile. */
+  while (with_replicas(cx) && cx->st.primary != cx->rep->seen_primary)
     primary_changed(cx);
 }
 
@@ -601,11 +602,10 @@ void ftmw_rep_unfollow(ftmw_ctx *cx, int kind, int rank, uint64_t value) {
 int ftmw_wait_locked(ftmw_ctx *cx, int64_t ms) {
   /* A primary answers its replicas while it waits; answering waits for
    * writes, and a wake-up meant for the caller may have come meanwhile. */
-  if (ftmw_rep_serve(cx) > 0)
-    return 0;
-  int rc = link_of(cx)->wait_locked(cx, ms);
-  /* What woke the caller may be that this master became the primary: it
-   * takes over before the caller acts as one. */
+  int rc = ftmw_rep_serve(cx) > 0 ? 0 : link_of(cx)->wait_locked(cx, ms);
+  /* What woke the caller (or what serving it waited for) may be that this
+   * master became the primary: it takes over before the caller acts as
+   * one. */
   ftmw_rep_catch_up(cx);
   return rc;
 }

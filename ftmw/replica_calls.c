@@ -147,12 +147,16 @@ void ftmw_rep_recv_call(ftmw_ctx *cx, const ftmw_rep_recv *r,
       ftmw_rep_verdict(cx, p);
       continue;
     }
-    /* The message the old primary took is lost with p: this master goes
-     * on from here on its own, or leaves. */
-    if (p && master && decided && decided_seq != 0 && ftmw_rep_took_over(cx)) {
+    /* A master that took over, whose worker failed with no copy of the
+     * message here: if the old primary took it (it decided so, or went
+     * past this receive from p alone), the message is lost with p, and
+     * this master goes on from here on its own, or leaves. */
+    if (p && master && verdict_asked && ftmw_peer_is_failed(p) &&
+        ftmw_rep_took_over(cx) && (!decided || decided_seq != 0)) {
       while (!ftmw_rep_marked(cx)) /* every live worker's ACKEDs are in */
         ftmw_wait_locked(cx, -1);
-      ftmw_rep_abandon(cx, p, decided_seq);
+      if (decided || ftmw_rep_went_past(cx))
+        ftmw_rep_abandon(cx, p, decided_seq);
     }
     int rc;
     if (p) { /* one source, or the one the primary's call reported */

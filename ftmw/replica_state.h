@@ -215,28 +215,32 @@ int ftmw_rep_took_over(ftmw_ctx *cx);
 int ftmw_rep_marked(ftmw_ctx *cx);
 int ftmw_rep_went_past(ftmw_ctx *cx);
 
-/* This master took over, and follows the old primary's decision that
- * this call receives worker p's message seq; p failed, and no live
- * master holds that message (a partition held p's COPY on its way here
- * while its DATA reached the old primary, which took it, went on and
- * died: ftmw-sim seed 4005262). Nobody can give it now. The old
- * primary's path from this decision on is dropped, and the call reports
- * p's failure, decided afresh, if no live process saw that path: no
- * other master is alive (none holds its decisions), they tell of no
- * output (ft_is_primary) and no restore, and no worker took a DATA of it
- * past this master's own (asked once marked: every live worker's
- * ACKEDs are in). Else this master cannot follow: it leaves the job
- * (70). */
+/* This master took over, and the old primary received a message of
+ * worker p in this call: it decided so (message seq), or, for a receive
+ * from p alone (seq 0), went past it (ftmw_rep_went_past). p failed, and
+ * no live master holds that message (a partition held p's COPY on its
+ * way here while its DATA reached the old primary, which took it, went
+ * on and died: ftmw-sim seed 4005262). Nobody can give it now. The old
+ * primary's path from here on is dropped, and the call reports p's
+ * failure, decided afresh, if nothing shows that a live process saw that
+ * path: no other master is alive (none holds its decisions), the
+ * decisions queued here tell of no output (ft_is_primary) and no
+ * restore, and no worker took a DATA of it past this master's own
+ * (asked once marked: every live worker's ACKEDs are in). An output or a
+ * restore the old primary made and had not told yet is not seen
+ * (docs/replicas.md, Limits). Else this master cannot follow: it leaves
+ * the job (70). */
 void ftmw_rep_abandon(ftmw_ctx *cx, const struct ftmw_peer *p, uint64_t seq);
 
 /* A master that became the primary since it last looked takes over now
  * (what it holds goes to the others, and it counts as having taken over);
- * one that stays a replica reports to the new primary. Before anything
- * it does as the primary: every wait ends with it (ftmw_wait_locked), and
- * a send begins with it (ftmw-sim seed 3986683: a replica waiting for a
- * worker's ACKED found itself primary on waking, sent the DATA itself
- * without having taken over, and when the worker was found failed
- * reported a send that the old primary had completed and gone past). */
+ * one that stays a replica reports to the new primary; again if the
+ * primary changed while it did. Before anything it does as the primary:
+ * every wait ends with it (ftmw_wait_locked), and a send begins with it
+ * (ftmw-sim seed 3986683: a replica waiting for a worker's ACKED found itself
+ * primary on waking, sent the DATA itself without having taken over, and when
+ * the worker was found failed reported a send that the old primary had
+ * completed and gone past). */
 void ftmw_rep_catch_up(ftmw_ctx *cx);
 
 /* A master numbered its send to worker p seq (every master alike). */

@@ -9,6 +9,7 @@
 #include "replica_state.h"
 #include "trace.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 /* Whether every live worker has told this master, which took over, that
@@ -62,14 +63,20 @@ void ftmw_rep_abandon(ftmw_ctx *cx, const ftmw_peer *p, uint64_t seq) {
   int alone = 1;
   for (int k = 0; k <= cx->job.M; k++)
     alone &= !ftmw_rep_alive(cx, k);
+  char what[64];
+  if (seq != 0)
+    snprintf(what, sizeof(what), "worker %d's message %llu", p->id,
+             (unsigned long long)seq);
+  else
+    snprintf(what, sizeof(what), "a message of worker %d", p->id);
   if (!alone || seen_outside(cx)) {
     ftmw_trace("unfollowable", "\"worker\":%d,\"seq\":%llu,\"alone\":%d", p->id,
                (unsigned long long)seq, alone);
     ftmw_leave(FTMW_LEAVE_DIVERGED, 0,
-               "the primary this master took over from received worker "
-               "%d's message %llu, which no live master holds, and went "
-               "on: this master cannot follow it; leaving the job",
-               p->id, (unsigned long long)seq);
+               "the primary this master took over from received %s, which "
+               "no live master holds, and went on: this master cannot "
+               "follow it; leaving the job",
+               what);
   }
   uint64_t dropped = 0;
   while (!ftmw_q_empty(&cx->rep->decisions)) {
@@ -80,9 +87,8 @@ void ftmw_rep_abandon(ftmw_ctx *cx, const ftmw_peer *p, uint64_t seq) {
   }
   ftmw_trace("abandoned", "\"worker\":%d,\"seq\":%llu,\"decisions\":%llu",
              p->id, (unsigned long long)seq, (unsigned long long)dropped);
-  ftmw_log("master %d: worker %d's message %llu reached only the primary "
-           "it took over from, which died; it goes on without what that "
-           "primary did after it (%llu decisions, which no live process saw)",
-           cx->job.id, p->id, (unsigned long long)seq,
-           (unsigned long long)dropped);
+  ftmw_log("master %d: %s reached only the primary it took over from, "
+           "which died; it goes on without what that primary did after it "
+           "(%llu decisions, which no live process saw)",
+           cx->job.id, what, (unsigned long long)dropped);
 }

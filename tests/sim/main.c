@@ -83,6 +83,16 @@ static void faults(void) {
     sim_net_heal();
     sim_log("partition healed");
     job.split = 3;
+    /* Cut off for less than any process may wait before it acts on a
+     * silence (a master steps down after 1,500 ms, a peer is down after
+     * 3,000; less a heartbeat and the delays): it counts as never cut,
+     * and the checks are strict about it. */
+    for (int i = 0; i < sim_nnodes; i++) {
+      int master = i == 0 || (i > job.W && i <= job.W + job.M);
+      uint64_t bound = (master ? 1200 : 2600) * SIM_NS_PER_MS;
+      if (sim_nodes[i].cut_at && sim_now_ns - sim_nodes[i].cut_at < bound)
+        sim_nodes[i].cut_at = 0;
+    }
   }
   while (job.next_kill < job.kills &&
          sim_now_ns >= job.kill_at[job.next_kill]) {
