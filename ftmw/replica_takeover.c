@@ -78,6 +78,14 @@ void ftmw_rep_abandon(ftmw_ctx *cx, const ftmw_peer *p, uint64_t seq) {
                "follow it; leaving the job",
                what);
   }
+  /* The old primary's verdicts on exchanges this master has not
+   * completed belong to the path dropped: its own decide them now. */
+  for (int r = 1; r <= cx->job.W; r++) {
+    ftmw_rep_worker *w = &cx->rep->workers[r];
+    for (size_t i = 0; i < sizeof(w->verdicts) / sizeof(w->verdicts[0]); i++)
+      if (w->verdicts[i].n > w->calls)
+        w->verdicts[i].n = 0;
+  }
   uint64_t dropped = 0;
   while (!ftmw_q_empty(&cx->rep->decisions)) {
     ftmw_qnode *n = ftmw_q_head(&cx->rep->decisions);

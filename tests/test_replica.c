@@ -678,6 +678,7 @@ Test(replica, diverged_worker_exits_70, .exit_code = 70) {
  * worker 2 fails (ftmw-sim seed 4005262). */
 static void unfollowable_receive(int next, int replica_lives) {
   start(1);
+  now(verdict(0, 1, 1, 0)); /* worker 1's first exchange failed there */
   now(decide(0, FTMW_DECIDE_RECV, 2, 4, 1));
   now(decide(0, FTMW_DECIDE_TEST, 2, 0, 2));
   if (next)
@@ -700,6 +701,9 @@ static void unfollowable_receive(int next, int replica_lives) {
 Test(replica, took_over_alone_abandons_a_path_nobody_saw) {
   unfollowable_receive(0, 0);
   cr_assert(ftmw_q_empty(&cx->rep->decisions), "the TEST was dropped");
+  const ftmw_rep_worker *w1 = rw(&cx->st.workers[1]);
+  for (size_t i = 0; i < sizeof(w1->verdicts) / sizeof(w1->verdicts[0]); i++)
+    cr_assert_eq(w1->verdicts[i].n, 0, "and the old primary's verdict");
   int rank;
   uint64_t value;
   cr_assert_eq(ftmw_rep_follow(cx, FTMW_DECIDE_RESTORE, 2, &rank, &value), 0,
