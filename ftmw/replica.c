@@ -439,9 +439,10 @@ static int replicated_end(ftmw_ctx *cx, ftmw_peer *p, int ok, ftmw_msg *m) {
    * every replica is done with this one, and the other replicas, which
    * keep its outcome until then (one of them may become the primary). So
    * does a master that took over: it may be behind a replica, which keeps
-   * what it may still ask until its DONE. */
-  for (int k = 0; k <= cx->job.M && (ftmw_is_replica(cx) || cx->rep->took_over);
-       k++)
+   * what it may still ask until its DONE. Each of them, also when this
+   * master becomes the primary as it tells them (the sends run the loop). */
+  int tell = ftmw_is_replica(cx) || cx->rep->took_over;
+  for (int k = 0; k <= cx->job.M && tell; k++)
     if (ftmw_rep_alive(cx, k))
       send_master(cx, k, FTMW_FRAME_DONE, p->id, 0, w->calls, NULL, 0);
   /* A primary can now answer SUSPECTs of this exchange; a master that
