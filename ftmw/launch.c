@@ -196,14 +196,14 @@ static int read_config(ftmw_ctx *cx, int static_size) {
 /* --- waiting for processes to join --------------------------------------- */
 
 int ftmw_launch_wait_joined_locked(ftmw_ctx *cx, ftmw_peer *p,
-                                   uint64_t deadline) {
+                                   uint64_t deadline, int notices) {
   const char *dir = getenv("FTMW_DEATH_DIR");
   char name[FTMW_DEATH_NAME_MAX] = "";
   if (cx->job.mode == FTMW_MODE_SPAWN)
     snprintf(name, sizeof(name), "%s", p->notice);
   else
     ftmw_death_name_static(cx, p->kind, p->id, p->epoch, name, sizeof(name));
-  int notices = dir && *dir && name[0];
+  notices = notices && dir && *dir && name[0];
   while (p->state == FTMW_PEER_JOINING) {
     uint64_t now = ftmw_now_ms();
     char why[200], notice[128];
@@ -398,8 +398,9 @@ static int connect_masters(ftmw_ctx *cx, const ftmw_addr *m) {
     /* A master that already said BYE was reached: the job ended before
      * this process woke up (an idle spare), and it must now shut down
      * cleanly, or the others would wait for it in MPI_Finalize. */
-    alive += ftmw_launch_wait_joined_locked(cx, &cx->st.masters[k], deadline) ||
-             cx->st.masters[k].bye;
+    alive +=
+        ftmw_launch_wait_joined_locked(cx, &cx->st.masters[k], deadline, 0) ||
+        cx->st.masters[k].bye;
     /* One that accepted us and died at once was reached too: a replica
      * then takes over from it, a worker joins the one that does. */
     alive +=
@@ -611,11 +612,11 @@ int ftmw_launch_init(ftmw_ctx *cx, int *argc, char ***argv) {
     uv_mutex_lock(&cx->st.lock);
     uint64_t deadline = ftmw_now_ms() + FTMW_LAUNCH_WAIT_MS;
     for (int r = 1; r <= cx->job.W; r++)
-      ftmw_launch_wait_joined_locked(cx, &cx->st.workers[r], deadline);
+      ftmw_launch_wait_joined_locked(cx, &cx->st.workers[r], deadline, 1);
     for (int k = 0; k < cx->job.S; k++)
-      ftmw_launch_wait_joined_locked(cx, &cx->st.spares[k], deadline);
+      ftmw_launch_wait_joined_locked(cx, &cx->st.spares[k], deadline, 1);
     for (int k = cx->job.id + 1; k <= cx->job.M; k++)
-      ftmw_launch_wait_joined_locked(cx, &cx->st.masters[k], deadline);
+      ftmw_launch_wait_joined_locked(cx, &cx->st.masters[k], deadline, 1);
     uv_mutex_unlock(&cx->st.lock);
     if (cx->job.id == 0)
       ftmw_partition_warn_placement(cx);

@@ -48,10 +48,14 @@ void ftmw_launch_restores_stop(void);
 void ftmw_launch_finalize(ftmw_ctx *cx, int clean);
 
 /* Waits (st.lock held, released meanwhile) until p leaves LAUNCHING; one
- * that has not joined by deadline (ftmw_now_ms), or whose process has a
- * death notice (death.h), is declared failed and the failure logged.
- * Returns 1 if p is alive. */
+ * that has not joined by deadline (ftmw_now_ms), or, with notices, whose
+ * process has a death notice (death.h), is declared failed and the
+ * failure logged. Returns 1 if p is alive. Without notices for a peer
+ * this process connected to: its end comes through that connection, after
+ * what it wrote first (a loaded CI run found a replica that read the
+ * primary's notice before its WELCOME, already come, and failed its
+ * ft_init where it had joined). */
 int ftmw_launch_wait_joined_locked(ftmw_ctx *cx, struct ftmw_peer *p,
-                                   uint64_t deadline);
+                                   uint64_t deadline, int notices);
 
 #endif

@@ -141,8 +141,8 @@ static int restore_spawn(ftmw_ctx *cx, ftmw_peer *p) {
     int ok = 0;
     if (ftmw_spawn_replacement(cx, p, host) == 0) {
       uv_mutex_lock(&cx->st.lock);
-      ok = ftmw_launch_wait_joined_locked(cx, p,
-                                          ftmw_now_ms() + FTMW_LAUNCH_WAIT_MS);
+      ok = ftmw_launch_wait_joined_locked(
+          cx, p, ftmw_now_ms() + FTMW_LAUNCH_WAIT_MS, 1);
       uv_mutex_unlock(&cx->st.lock);
     } else {
       uv_mutex_lock(&cx->st.lock);
@@ -170,7 +170,7 @@ static int restore_spare(ftmw_ctx *cx, ftmw_peer *p) {
     ftmw_transport_submit(cx, &op, 1);
     ftmw_op_wait_locked(cx, &op);
     int ok = ftmw_launch_wait_joined_locked(
-        cx, p, ftmw_now_ms() + FTMW_LAUNCH_WAIT_MS);
+        cx, p, ftmw_now_ms() + FTMW_LAUNCH_WAIT_MS, 1);
     uv_mutex_unlock(&cx->st.lock);
     if (ok)
       return FT_SUCCESS;
