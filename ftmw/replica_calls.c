@@ -155,7 +155,7 @@ void ftmw_rep_recv_call(ftmw_ctx *cx, const ftmw_rep_recv *r,
         ftmw_rep_took_over(cx) && (!decided || decided_seq != 0)) {
       while (!ftmw_rep_marked(cx)) /* every live worker's ACKEDs are in */
         ftmw_wait_locked(cx, -1);
-      if (decided || ftmw_rep_went_past(cx))
+      if (decided || ftmw_rep_took_past(cx, p))
         ftmw_rep_abandon(cx, p, decided_seq);
     }
     int rc;

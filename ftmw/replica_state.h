@@ -215,9 +215,14 @@ int ftmw_rep_took_over(ftmw_ctx *cx);
 int ftmw_rep_marked(ftmw_ctx *cx);
 int ftmw_rep_went_past(ftmw_ctx *cx);
 
+/* For a receive from worker p alone, with no message here: whether the
+ * old primary went past it having received one (it went past, and told
+ * no failure of that exchange: it tells one before going on). */
+int ftmw_rep_took_past(ftmw_ctx *cx, const struct ftmw_peer *p);
+
 /* This master took over, and the old primary received a message of
  * worker p in this call: it decided so (message seq), or, for a receive
- * from p alone (seq 0), went past it (ftmw_rep_went_past). p failed, and
+ * from p alone (seq 0), went past it (ftmw_rep_took_past). p failed, and
  * no live master holds that message (a partition held p's COPY on its
  * way here while its DATA reached the old primary, which took it, went
  * on and died: ftmw-sim seed 4005262). Nobody can give it now. The old

@@ -46,6 +46,14 @@ int ftmw_rep_went_past(ftmw_ctx *cx) {
   return !ftmw_q_empty(&cx->rep->decisions) || acked_past(cx);
 }
 
+int ftmw_rep_took_past(ftmw_ctx *cx, const ftmw_peer *p) {
+  const ftmw_rep_worker *w = ftmw_rep_of(cx, p->id);
+  for (size_t i = 0; i < sizeof(w->verdicts) / sizeof(w->verdicts[0]); i++)
+    if (w->verdicts[i].n == w->calls + 1 && !w->verdicts[i].ok)
+      return 0; /* it reported p's failure there, and told it first */
+  return ftmw_rep_went_past(cx);
+}
+
 /* Whether the old primary's decisions queued here tell of something a
  * live process saw: an output (ft_is_primary answered 1) or a restore
  * (a spare activated, a process spawned). */

@@ -744,6 +744,29 @@ Test(replica, took_over_cannot_abandon_a_data_a_worker_took, .exit_code = 70) {
   cr_assert_fail("abandoned a path whose DATA worker 1 took");
 }
 
+/* A receive from worker 2 alone, whose message never came here: the old
+ * primary, whose decision (a test) is queued, went past it having
+ * received it, unless it told a failure of that exchange first. */
+static int took_past(int failure_told) {
+  start(1);
+  if (failure_told)
+    now(verdict(0, 2, 1, 0));
+  now(decide(0, FTMW_DECIDE_TEST, 1, 0, 1));
+  now(master_fails(0));
+  now(master_fails(2));
+  ftmw_rep_catch_up(cx);
+  now(worker_fails(2));
+  return ftmw_rep_took_past(cx, &cx->st.workers[2]);
+}
+
+Test(replica, took_over_named_receive_past_it) {
+  cr_assert_eq(took_past(0), 1, "it received the message and went on");
+}
+
+Test(replica, took_over_named_receive_failed_there) {
+  cr_assert_eq(took_past(1), 0, "it reported the failure, and went on");
+}
+
 /* SIGTERM: the primary's receive from several sources reported it (term.h);
  * the replica's same receive, with or without a deadline, follows it, its
  * decision carried like any other. */
