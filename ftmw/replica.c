@@ -197,6 +197,20 @@ static void send_decision(ftmw_ctx *cx, int k, const ftmw_decision *d) {
  * failure where this replica received the message). Copied first: the
  * lock is released while each goes. */
 static void send_inbox(ftmw_ctx *cx, int k, ftmw_peer *p) {
+  /* First the messages of the exchanges with p that this master completed
+   * and still keeps, in their order: a new primary behind this replica
+   * asks for them (SUSPECT), and a later one of the inbox must not reach
+   * it first, where its receive from p would take it (ftmw-sim seed
+   * 4188566: it took the worker's second part for its first). */
+  const ftmw_rep_worker *w = ftmw_rep_of(cx, p->id);
+  for (uint64_t j = 0; j < w->kept; j++) {
+    const ftmw_rep_outcome *o =
+        ftmw_rep_outcome_of(w, w->calls - w->kept + 1 + j);
+    ftmw_msg *m = o && o->ok && o->msg ? kept_of(p, o->msg) : NULL;
+    if (m)
+      send_kept(cx, k, m, 0);
+    ftmw_msg_free(m);
+  }
   size_t n = 0, i = 0, confirmed;
   ftmw_qnode *q;
   ftmw_q_foreach(q, &p->inbox) n++;

@@ -767,6 +767,24 @@ Test(replica, took_over_named_receive_failed_there) {
   cr_assert_eq(took_past(1), 0, "it reported the failure, and went on");
 }
 
+/* Replica 2 completed its exchange with worker 1 (message 1) and holds
+ * the worker's next message (2) unconfirmed; the primary dies: to the new
+ * primary, which may be behind, message 1 goes before message 2, so that
+ * its receive from worker 1 takes them in order (ftmw-sim seed 4188566:
+ * it took the second for the first, a wrong result). */
+Test(replica, new_primary_gets_kept_messages_in_order) {
+  start(2);
+  ftmw_peer *p = &cx->st.workers[1];
+  ftmw_rep_end(cx, p, 1, msg_from(1, 5, 1, "first"));
+  now(unconfirmed(1, 5, 2, "second"));
+  nsent = 0;
+  now(master_fails(0));
+  ftmw_rep_catch_up(cx);
+  const char *f = frames(), *one = strstr(f, "KEPT>1 tag=5 seq=1"),
+             *two = strstr(f, "KEPT>1 tag=5 seq=2");
+  cr_assert(one != NULL && two != NULL && one < two, "sent: %s", f);
+}
+
 /* SIGTERM: the primary's receive from several sources reported it (term.h);
  * the replica's same receive, with or without a deadline, follows it, its
  * decision carried like any other. */
