@@ -480,9 +480,9 @@ static int replicated_verdict(ftmw_ctx *cx, ftmw_peer *p, int send) {
   uint64_t n = w->calls + 1;
   int asked = -1;
   for (;;) {
-    for (size_t i = 0; i < sizeof(w->verdicts) / sizeof(w->verdicts[0]); i++)
-      if (w->verdicts[i].n == n)
-        return w->verdicts[i].ok;
+    int held = ftmw_rep_verdict_of(w, n);
+    if (held >= 0)
+      return held;
     /* The primary reports what it saw. One that took over first gets
      * what the replicas hold (synced); a replica that completed this
      * exchange (its DONE came) then tells how it went; else it follows

@@ -16,6 +16,13 @@ const ftmw_rep_outcome *ftmw_rep_outcome_of(const ftmw_rep_worker *w,
   return &w->ring[(w->first + i) % w->cap];
 }
 
+int ftmw_rep_verdict_of(const ftmw_rep_worker *w, uint64_t n) {
+  for (size_t i = 0; i < sizeof(w->verdicts) / sizeof(w->verdicts[0]); i++)
+    if (w->verdicts[i].n == n)
+      return w->verdicts[i].ok;
+  return -1;
+}
+
 /* The last of exchanges 1..n with w's worker that every replica that may
  * ask about one has reported DONE: the live masters but this one and the
  * primary (which decides, and never asks). A replica behind this master

@@ -97,6 +97,10 @@ int ftmw_rep_alive(ftmw_ctx *cx, int k);
 const ftmw_rep_outcome *ftmw_rep_outcome_of(const ftmw_rep_worker *w,
                                             uint64_t n);
 
+/* The primary's verdict held on exchange n with w's worker: 1 ok, 0 failed,
+ * -1 none (replica_frames.c keeps them). */
+int ftmw_rep_verdict_of(const ftmw_rep_worker *w, uint64_t n);
+
 /* Records the outcome of exchange w->calls (just counted), dropping those
  * every possible asker is done with (replica_outcomes.c). The primary
  * holds its replicas within one exchange of itself (ftmw_rep_begin), so

@@ -48,9 +48,8 @@ int ftmw_rep_went_past(ftmw_ctx *cx) {
 
 int ftmw_rep_took_past(ftmw_ctx *cx, const ftmw_peer *p) {
   const ftmw_rep_worker *w = ftmw_rep_of(cx, p->id);
-  for (size_t i = 0; i < sizeof(w->verdicts) / sizeof(w->verdicts[0]); i++)
-    if (w->verdicts[i].n == w->calls + 1 && !w->verdicts[i].ok)
-      return 0; /* it reported p's failure there, and told it first */
+  if (ftmw_rep_verdict_of(w, w->calls + 1) == 0)
+    return 0; /* it reported p's failure there, and told it first */
   return ftmw_rep_went_past(cx);
 }
 

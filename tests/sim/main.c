@@ -130,6 +130,30 @@ static uint64_t farm_span_ns(void) {
   return (uint64_t)(job.tasks * 1200 / job.W + 10000) * 1000;
 }
 
+/* Cuts, besides what in_minority holds already, some workers (never
+ * every one) and spares, drawn from stream z. Returns 0 if nobody is
+ * cut; else the partition's time is drawn, and the majority side keeps
+ * a worker that no fault takes. */
+static int cut_some(uint64_t *z) {
+  int majority_workers = 0, n = 0;
+  for (int r = 1; r <= job.W; r++) {
+    job.in_minority[r] = sim_splitmix(z) % 2;
+    majority_workers += !job.in_minority[r];
+  }
+  if (majority_workers == 0)
+    job.in_minority[1 + sim_splitmix(z) % (uint64_t)job.W] = 0;
+  for (int i = 1 + job.W + job.M; i < 1 + job.W + job.M + job.S; i++)
+    job.in_minority[i] = sim_splitmix(z) % 2;
+  for (int i = 0; i < SIM_MAX_NODES; i++)
+    n += job.in_minority[i];
+  if (n == 0)
+    return 0;
+  job.split = 1;
+  job.split_at = sim_splitmix(z) % farm_span_ns();
+  keep_a_worker();
+  return 1;
+}
+
 /* A partition, with three masters or more (the majority rule): one
  * master, and some workers and spares (never every worker), cut for good
  * from the rest. Drawn from a stream of its own, so that a schedule
@@ -149,18 +173,7 @@ static void draw_split(uint64_t seed) {
   for (int k = 1; k <= job.M; k++)
     masters[nm++] = job.W + k;
   job.in_minority[masters[sim_splitmix(&z) % (uint64_t)nm]] = 1;
-  int majority_workers = 0;
-  for (int r = 1; r <= job.W; r++) {
-    job.in_minority[r] = sim_splitmix(&z) % 2;
-    majority_workers += !job.in_minority[r];
-  }
-  if (majority_workers == 0)
-    job.in_minority[1 + sim_splitmix(&z) % (uint64_t)job.W] = 0;
-  for (int i = 1 + job.W + job.M; i < 1 + job.W + job.M + job.S; i++)
-    job.in_minority[i] = sim_splitmix(&z) % 2;
-  job.split = 1;
-  job.split_at = sim_splitmix(&z) % farm_span_ns();
-  keep_a_worker();
+  cut_some(&z);
 }
 
 /* Partitions that heal, from a stream of their own (none with
@@ -172,8 +185,8 @@ static void draw_split(uint64_t seed) {
  * heal: half of these within FTMW_SIM_HEAL_SHORT_MS, before any silence
  * counts (a heartbeat each 250 ms; a master asks for the majority after
  * 1500 ms, a peer is down after 3000), so that nothing may notice them;
- * half after 1.2 to 8 s, when the job has acted on them and the bytes
- * held since arrive. */
+ * half after 1.2 to 8 s, when the job may have acted on them and the
+ * bytes held since arrive. */
 #define FTMW_SIM_HEAL_SHORT_MS 1000
 static int heals = 1;
 
@@ -181,24 +194,8 @@ static void draw_heal(uint64_t seed) {
   uint64_t z = seed ^ 0x4ea15ull;
   if (!heals || !partitions)
     return;
-  if (job.split == 0 && job.M < 2 && sim_splitmix(&z) % 4 == 0) {
-    int n = 0, workers = 0;
-    for (int r = 1; r <= job.W; r++) {
-      job.in_minority[r] = sim_splitmix(&z) % 2;
-      workers += job.in_minority[r];
-    }
-    if (workers == job.W)
-      job.in_minority[1 + sim_splitmix(&z) % (uint64_t)job.W] = 0;
-    for (int i = 1 + job.W + job.M; i < 1 + job.W + job.M + job.S; i++)
-      job.in_minority[i] = sim_splitmix(&z) % 2;
-    for (int i = 0; i < SIM_MAX_NODES; i++)
-      n += job.in_minority[i];
-    if (n == 0)
-      return;
-    job.split = 1;
-    job.split_at = sim_splitmix(&z) % farm_span_ns();
-    keep_a_worker();
-  }
+  if (job.split == 0 && job.M < 2 && sim_splitmix(&z) % 4 == 0 && !cut_some(&z))
+    return;
   if (job.split == 0 || sim_splitmix(&z) % 4 == 0)
     return;
   job.heal_short = sim_splitmix(&z) % 2;
