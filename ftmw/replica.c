@@ -8,10 +8,10 @@
  *
  * The file has three parts: the state and the link the protocol uses;
  * the exchange sequence, in a solo and a replicated implementation; and
- * ft_is_primary's decision and a worker's COPY and CONFIRM. The calls
- * that only masters with replicas make over that sequence (ft_send's wait
- * for ACKED, ft_restore's follow) are replica_calls.c's; the frames the
- * other processes send are replica_frames.c's (on the loop's owner). */
+ * ft_is_primary's decision. The calls made over that sequence (ft_send's
+ * wait for ACKED, a worker's COPY and CONFIRM, ft_restore's follow) are
+ * replica_calls.c's; the frames the other processes send are
+ * replica_frames.c's (on the loop's owner). */
 #include "ftmw_impl.h"
 #include "down.h"
 #include "transport.h"
@@ -34,7 +34,10 @@ int ftmw_rep_init(ftmw_ctx *cx) {
   if (rs == NULL)
     return -1;
   rs->workers = calloc((size_t)cx->job.W + 1, sizeof(*rs->workers));
-  if (rs->workers == NULL) {
+  rs->taken = calloc((size_t)cx->job.W + 1, sizeof(*rs->taken));
+  if (rs->workers == NULL || rs->taken == NULL) {
+    free(rs->workers);
+    free(rs->taken);
     free(rs);
     return -1;
   }
@@ -56,6 +59,7 @@ void ftmw_rep_free(ftmw_ctx *cx) {
     free(w->ring);
   }
   free(rs->workers);
+  free(rs->taken);
   while (!ftmw_q_empty(&rs->decisions)) {
     ftmw_qnode *n = ftmw_q_head(&rs->decisions);
     ftmw_q_remove(n);
@@ -91,9 +95,9 @@ static const ftmw_rep_link *link_of(ftmw_ctx *cx) {
   return cx->rep_link != NULL ? cx->rep_link : &transport_link;
 }
 
-/* Sends a frame without ACK to master k and waits until it is written. */
-static void send_master(ftmw_ctx *cx, int k, int type, int tag, unsigned flags,
-                        uint64_t seq, const void *data, size_t len) {
+void ftmw_rep_send_master(ftmw_ctx *cx, int k, int type, int tag,
+                          unsigned flags, uint64_t seq, const void *data,
+                          size_t len) {
   link_of(cx)->send(cx, k, type, tag, flags, seq, data, len);
 }
 
@@ -129,8 +133,8 @@ static ftmw_msg *kept_of(const ftmw_peer *p, const ftmw_msg *m) {
 static void send_kept(ftmw_ctx *cx, int to, const ftmw_msg *k, unsigned flags) {
   for (int m = 0; m <= cx->job.M; m++)
     if (ftmw_rep_alive(cx, m) && (to < 0 || m == to))
-      send_master(cx, m, FTMW_FRAME_KEPT, k->tag, flags, k->seq, k->data,
-                  k->len);
+      ftmw_rep_send_master(cx, m, FTMW_FRAME_KEPT, k->tag, flags, k->seq,
+                           k->data, k->len);
 }
 
 /* Sends the verdict on worker p's exchange n to master to, or (to < 0)
@@ -152,8 +156,8 @@ static int tell_verdict_to(ftmw_ctx *cx, int to, ftmw_peer *p, uint64_t n) {
   }
   for (int k = 0; k <= cx->job.M; k++)
     if (ftmw_rep_alive(cx, k) && (to < 0 || k == to)) {
-      send_master(cx, k, FTMW_FRAME_VERDICT, p->id, ok ? FTMW_FLAG_OK : 0, n,
-                  NULL, 0);
+      ftmw_rep_send_master(cx, k, FTMW_FRAME_VERDICT, p->id,
+                           ok ? FTMW_FLAG_OK : 0, n, NULL, 0);
       ftmw_trace("verdict_sent", "\"replica\":%d,\"worker\":%d,\"call\":%llu,"
                  "\"ok\":%d", k, p->id, (unsigned long long)n, ok);
     }
@@ -186,7 +190,8 @@ static void send_decision(ftmw_ctx *cx, int k, const ftmw_decision *d) {
   uint8_t b[FTMW_DECIDE_SIZE] = {0};
   ftmw_put32(b, (uint32_t)d->rank);
   ftmw_put64(b + 8, d->value);
-  send_master(cx, k, FTMW_FRAME_DECIDE, d->kind, 0, d->number, b, sizeof(b));
+  ftmw_rep_send_master(cx, k, FTMW_FRAME_DECIDE, d->kind, 0, d->number, b,
+                       sizeof(b));
 }
 
 /* Sends master k, as KEPT, every message of worker p that this master
@@ -242,9 +247,9 @@ static void send_verdicts(ftmw_ctx *cx, int k, int r) {
   const ftmw_rep_worker *w = &cx->rep->workers[r];
   for (size_t i = 0; i < sizeof(w->verdicts) / sizeof(w->verdicts[0]); i++)
     if (w->verdicts[i].n > w->calls && ftmw_rep_alive(cx, k))
-      send_master(cx, k, FTMW_FRAME_VERDICT, r,
-                  w->verdicts[i].ok ? FTMW_FLAG_OK : 0, w->verdicts[i].n, NULL,
-                  0);
+      ftmw_rep_send_master(cx, k, FTMW_FRAME_VERDICT, r,
+                           w->verdicts[i].ok ? FTMW_FLAG_OK : 0,
+                           w->verdicts[i].n, NULL, 0);
 }
 
 /* Sends master k the last decisions this master received, oldest first:
@@ -303,15 +308,15 @@ static void primary_changed(ftmw_ctx *cx) {
   for (int r = 1; r <= cx->job.W; r++) {
     if (cx->rep->workers[r].calls > 0 &&
         ftmw_peer_is_up(&cx->st.masters[cx->st.primary]))
-      send_master(cx, cx->st.primary, FTMW_FRAME_DONE, r, 0,
-                  cx->rep->workers[r].calls, NULL, 0);
+      ftmw_rep_send_master(cx, cx->st.primary, FTMW_FRAME_DONE, r, 0,
+                           cx->rep->workers[r].calls, NULL, 0);
   }
   for (int r = 1; r <= cx->job.W; r++) {
     send_inbox(cx, cx->st.primary, &cx->st.workers[r]);
     send_verdicts(cx, cx->st.primary, r);
     if (cx->rep->workers[r].acked_seq > 0 && ftmw_rep_alive(cx, cx->st.primary))
-      send_master(cx, cx->st.primary, FTMW_FRAME_ACKED, r, 0,
-                  cx->rep->workers[r].acked_seq, NULL, 0);
+      ftmw_rep_send_master(cx, cx->st.primary, FTMW_FRAME_ACKED, r, 0,
+                           cx->rep->workers[r].acked_seq, NULL, 0);
   }
   send_history(cx, cx->st.primary);
   if (ftmw_rep_alive(cx, cx->st.primary))
@@ -370,16 +375,23 @@ static int replicated_serve(ftmw_ctx *cx) {
   return n;
 }
 
+/* Whether every live replica is done with w's exchange n. */
+static int done_by_all(ftmw_ctx *cx, const ftmw_rep_worker *w, uint64_t n) {
+  for (int k = 0; k <= cx->job.M; k++)
+    if (ftmw_rep_alive(cx, k) && w->done_by[k] < n)
+      return 0;
+  return 1;
+}
+
 static int replicated_begin(ftmw_ctx *cx, ftmw_peer *p) {
   const ftmw_rep_worker *w = ftmw_rep_of(cx, p->id);
   if (cx->job.id != cx->st.primary || w->calls == 0)
     return 0;
   int waited = 0;
-  for (int k = 0; k <= cx->job.M; k++)
-    while (ftmw_rep_alive(cx, k) && w->done_by[k] < w->calls) {
-      ftmw_wait_locked(cx, -1); /* which answers the replicas' SUSPECTs */
-      waited = 1;
-    }
+  while (!done_by_all(cx, w, w->calls)) {
+    ftmw_wait_locked(cx, -1); /* which answers the replicas' SUSPECTs */
+    waited = 1;
+  }
   return waited;
 }
 
@@ -441,6 +453,13 @@ static int replicated_end(ftmw_ctx *cx, ftmw_peer *p, int ok, ftmw_msg *m) {
   ftmw_rep_worker *w = ftmw_rep_of(cx, p->id);
   w->calls++;
   int kept = ftmw_rep_keep_outcome(cx, w, ok, m);
+  if (ok && m != NULL) { /* a message taken: see ftmw_rep_before_data */
+    w->taken_n = w->calls;
+    if (!w->taken_listed) {
+      w->taken_listed = 1;
+      cx->rep->taken[cx->rep->n_taken++] = p->id;
+    }
+  }
   /* The primary tells a failure at once, before any later decision: a
    * replica whose primary dies then knows that a decision it holds from
    * it, or a later DATA's ACKED, came after a success (went_past). Not
@@ -458,7 +477,7 @@ static int replicated_end(ftmw_ctx *cx, ftmw_peer *p, int ok, ftmw_msg *m) {
   int tell = ftmw_is_replica(cx) || cx->rep->took_over;
   for (int k = 0; k <= cx->job.M && tell; k++)
     if (ftmw_rep_alive(cx, k))
-      send_master(cx, k, FTMW_FRAME_DONE, p->id, 0, w->calls, NULL, 0);
+      ftmw_rep_send_master(cx, k, FTMW_FRAME_DONE, p->id, 0, w->calls, NULL, 0);
   /* A primary can now answer SUSPECTs of this exchange; a master that
    * became primary takes over. */
   replicated_serve(cx);
@@ -473,6 +492,24 @@ void ftmw_rep_before_data(ftmw_ctx *cx) {
   for (int k = 0; k <= cx->job.M; k++)
     while (ftmw_rep_alive(cx, k) && cx->rep->dec_held[k] < cx->rep->dec_taken)
       ftmw_wait_locked(cx, -1);
+  /* Every message this master took is held by every live replica (its
+   * DONE of that receive): a worker acts on this DATA, so the master that
+   * takes over must be able to follow the path it came from (ftmw-sim
+   * seed 4212840: a partition held a worker's COPY to the replica, the
+   * primary took its DATA, sent another worker its next task and died;
+   * the replica could not follow and left, the last master). The DONE of
+   * the destination's receive was waited for already (ftmw_rep_begin);
+   * in a farm so was every other one's, before its own next task. */
+  ftmw_rep_state *s = cx->rep;
+  for (int i = 0; i < s->n_taken;) {
+    ftmw_rep_worker *w = &s->workers[s->taken[i]];
+    if (!done_by_all(cx, w, w->taken_n)) {
+      ftmw_wait_locked(cx, -1); /* which answers the replicas' SUSPECTs */
+      continue;
+    }
+    w->taken_listed = 0;
+    s->taken[i] = s->taken[--s->n_taken];
+  }
 }
 
 static int replicated_verdict(ftmw_ctx *cx, ftmw_peer *p, int send) {
@@ -518,7 +555,8 @@ static int replicated_verdict(ftmw_ctx *cx, ftmw_peer *p, int send) {
         asked = ahead;
         ftmw_trace("suspect_sent", "\"replica\":%d,\"worker\":%d,"
                    "\"call\":%llu", ahead, p->id, (unsigned long long)n);
-        send_master(cx, ahead, FTMW_FRAME_SUSPECT, p->id, 0, n, NULL, 0);
+        ftmw_rep_send_master(cx, ahead, FTMW_FRAME_SUSPECT, p->id, 0, n, NULL,
+                             0);
         continue;
       }
       ftmw_wait_locked(cx, -1);
@@ -528,7 +566,7 @@ static int replicated_verdict(ftmw_ctx *cx, ftmw_peer *p, int send) {
       asked = cx->st.primary;
       ftmw_trace("suspect_sent", "\"primary\":%d,\"worker\":%d,\"call\":%llu",
                  asked, p->id, (unsigned long long)n);
-      send_master(cx, asked, FTMW_FRAME_SUSPECT, p->id, 0, n, NULL, 0);
+      ftmw_rep_send_master(cx, asked, FTMW_FRAME_SUSPECT, p->id, 0, n, NULL, 0);
       continue; /* the verdict may have come while sending */
     }
     ftmw_wait_locked(cx, -1);
@@ -653,33 +691,4 @@ int ftmw_rep_primary_call(ftmw_ctx *cx) {
   ftmw_wait_locked(cx, 0);
   cx->rep->primary_call_pending = 1;
   return 1;
-}
-
-/* --- a worker's COPY and CONFIRM ------------------------------------------ */
-
-/* Worker: sends a frame to every live master but `except`, one after the
- * other, so that a death between two (fault point `point`, hit before
- * each) reaches exactly the first. */
-static void to_other_masters(ftmw_ctx *cx, int except, int point, int type,
-                             int tag, uint64_t seq, const void *buf,
-                             size_t len) {
-  if (cx->job.M == 0 || cx->job.role != FTMW_ROLE_WORKER)
-    return;
-  for (int k = 0; k <= cx->job.M; k++) {
-    if (k == except || !ftmw_peer_is_up(&cx->st.masters[k]))
-      continue;
-    ftmw_fault_hit(point);
-    send_master(cx, k, type, tag, 0, seq, buf, len);
-  }
-}
-
-void ftmw_rep_copy(ftmw_ctx *cx, int primary, int tag, uint64_t seq,
-                   const void *buf, size_t len) {
-  to_other_masters(cx, primary, FTMW_FAULT_SEND_COPY, FTMW_FRAME_COPY, tag, seq,
-                   buf, len);
-}
-
-void ftmw_rep_confirm(ftmw_ctx *cx, int acker, uint64_t seq) {
-  to_other_masters(cx, acker, FTMW_FAULT_SEND_CONFIRM, FTMW_FRAME_CONFIRM, 0,
-                   seq, NULL, 0);
 }

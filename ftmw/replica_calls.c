@@ -403,6 +403,35 @@ int ftmw_rep_send_call(ftmw_ctx *cx, const char *call, ftmw_peer *p,
   return rc;
 }
 
+/* --- a worker's COPY and CONFIRM ------------------------------------------ */
+
+/* Worker: sends a frame to every live master but `except`, one after the
+ * other, so that a death between two (fault point `point`, hit before
+ * each) reaches exactly the first. */
+static void to_other_masters(ftmw_ctx *cx, int except, int point, int type,
+                             int tag, uint64_t seq, const void *buf,
+                             size_t len) {
+  if (cx->job.M == 0 || cx->job.role != FTMW_ROLE_WORKER)
+    return;
+  for (int k = 0; k <= cx->job.M; k++) {
+    if (k == except || !ftmw_peer_is_up(&cx->st.masters[k]))
+      continue;
+    ftmw_fault_hit(point);
+    ftmw_rep_send_master(cx, k, type, tag, 0, seq, buf, len);
+  }
+}
+
+void ftmw_rep_copy(ftmw_ctx *cx, int primary, int tag, uint64_t seq,
+                   const void *buf, size_t len) {
+  to_other_masters(cx, primary, FTMW_FAULT_SEND_COPY, FTMW_FRAME_COPY, tag, seq,
+                   buf, len);
+}
+
+void ftmw_rep_confirm(ftmw_ctx *cx, int acker, uint64_t seq) {
+  to_other_masters(cx, acker, FTMW_FAULT_SEND_CONFIRM, FTMW_FRAME_CONFIRM, 0,
+                   seq, NULL, 0);
+}
+
 int ftmw_rep_worker_send(ftmw_ctx *cx, const char *call, int tag, uint64_t seq,
                          const void *buf, size_t len, const ftmw_rep_write *w) {
   ftmw_peer *p = ftmw_peer_of(cx, 0); /* the primary, now that the lock is

@@ -57,6 +57,11 @@ typedef struct ftmw_rep_worker {
                                             primary; the primary's, to a
                                             replica ahead of it */
   uint64_t answered_n; /* primary: the last exchange it gave a verdict on */
+  /* Every master: its last exchange that took a message of this worker,
+   * and whether the worker is in ftmw_rep_state.taken (a replica may not
+   * have reported that exchange DONE yet). */
+  uint64_t taken_n;
+  int taken_listed;
 } ftmw_rep_worker;
 
 #define FTMW_REP_HISTORY 64
@@ -81,6 +86,12 @@ typedef struct ftmw_rep_state {
    * (fill_gaps). */
   uint64_t learned;
   int filled[FTMW_MAX_MASTERS];
+  /* The workers whose last taken message (taken_n) a live replica may not
+   * hold yet: the primary writes no DATA before each has it (DONE), so
+   * that no worker acts on a path the next primary cannot follow
+   * (ftmw_rep_before_data). n_taken of them, in no order. */
+  int *taken;
+  int n_taken;
   int primary_call_pending; /* an ft_is_primary answered 1, not yet told */
   int serving;              /* in replicated_serve (which it may re-enter) */
 } ftmw_rep_state;
@@ -261,6 +272,12 @@ void ftmw_rep_number(ftmw_ctx *cx, struct ftmw_peer *p, uint64_t seq);
  * number completes through ftmw_rep_send as a replica's does, whatever
  * p did since (finished, failed), as the old primary's did. */
 int ftmw_rep_acked(ftmw_ctx *cx, struct ftmw_peer *p, uint64_t seq);
+
+/* Sends a frame without ACK to master k, through the protocol's link
+ * (ftmw_rep_use_link), and waits until it is written or k has failed. */
+void ftmw_rep_send_master(ftmw_ctx *cx, int k, int type, int tag,
+                          unsigned flags, uint64_t seq, const void *data,
+                          size_t len);
 
 /* Worker, before its DATA (tag, seq) to the master it takes for the
  * primary: sends the same data to every other live master (COPY), which
