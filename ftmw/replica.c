@@ -409,6 +409,8 @@ static void replicated_decide(ftmw_ctx *cx, int kind, int rank,
                      .rank = rank,
                      .value = value,
                      .number = ++cx->rep->dec_taken};
+  if (kind != FTMW_DECIDE_PRIMARY)
+    cx->rep->dec_acted = d.number;
   for (int k = 0; k <= cx->job.M; k++)
     if (ftmw_rep_alive(cx, k))
       send_decision(cx, k, &d);
@@ -444,6 +446,8 @@ static int replicated_follow(ftmw_ctx *cx, int kind, int want_rank, int *rank,
   *rank = d->rank;
   *value = d->value;
   cx->rep->dec_taken = d->number;
+  if (d->kind != FTMW_DECIDE_PRIMARY)
+    cx->rep->dec_acted = d->number;
   kind = d->kind;
   free(d);
   return kind;
@@ -453,7 +457,7 @@ static int replicated_end(ftmw_ctx *cx, ftmw_peer *p, int ok, ftmw_msg *m) {
   ftmw_rep_worker *w = ftmw_rep_of(cx, p->id);
   w->calls++;
   int kept = ftmw_rep_keep_outcome(cx, w, ok, m);
-  if (ok && m != NULL) { /* a message taken: see ftmw_rep_before_data */
+  if (ok && m != NULL) { /* a message taken: see ftmw_rep_before_seen */
     w->taken_n = w->calls;
     if (!w->taken_listed) {
       w->taken_listed = 1;
@@ -484,22 +488,22 @@ static int replicated_end(ftmw_ctx *cx, ftmw_peer *p, int ok, ftmw_msg *m) {
   return kept;
 }
 
-void ftmw_rep_before_data(ftmw_ctx *cx) {
-  if (!with_replicas(cx) || cx->job.id != cx->st.primary)
-    return;
-  flush_primary_call(cx); /* an ft_is_primary the program acts on */
+/* Primary: waits until every live replica holds its decisions up to
+ * number n and has completed every receive that took a message. */
+static void wait_held(ftmw_ctx *cx, uint64_t n) {
   fill_gaps(cx);
   for (int k = 0; k <= cx->job.M; k++)
-    while (ftmw_rep_alive(cx, k) && cx->rep->dec_held[k] < cx->rep->dec_taken)
+    while (ftmw_rep_alive(cx, k) && cx->rep->dec_held[k] < n)
       ftmw_wait_locked(cx, -1);
   /* Every message this master took is held by every live replica (its
-   * DONE of that receive): a worker acts on this DATA, so the master that
-   * takes over must be able to follow the path it came from (ftmw-sim
-   * seed 4212840: a partition held a worker's COPY to the replica, the
-   * primary took its DATA, sent another worker its next task and died;
-   * the replica could not follow and left, the last master). The DONE of
-   * the destination's receive was waited for already (ftmw_rep_begin);
-   * in a farm so was every other one's, before its own next task. */
+   * DONE of that receive): a worker acts on a DATA, a reader on an
+   * output, so the master that takes over must be able to follow the
+   * path they came from (ftmw-sim seed 4212840: a partition held a
+   * worker's COPY to the replica, the primary took its DATA, sent another
+   * worker its next task and died; the replica could not follow and
+   * left, the last master). Before a DATA, the DONE of the destination's
+   * receive was waited for already (ftmw_rep_begin); in a farm so was
+   * every other one's, before its own next task. */
   ftmw_rep_state *s = cx->rep;
   for (int i = 0; i < s->n_taken;) {
     ftmw_rep_worker *w = &s->workers[s->taken[i]];
@@ -510,6 +514,13 @@ void ftmw_rep_before_data(ftmw_ctx *cx) {
     w->taken_listed = 0;
     s->taken[i] = s->taken[--s->n_taken];
   }
+}
+
+void ftmw_rep_before_seen(ftmw_ctx *cx) {
+  if (!with_replicas(cx) || cx->job.id != cx->st.primary)
+    return;
+  flush_primary_call(cx); /* an ft_is_primary the program acts on */
+  wait_held(cx, cx->rep->dec_taken);
 }
 
 static int replicated_verdict(ftmw_ctx *cx, ftmw_peer *p, int send) {
@@ -685,6 +696,11 @@ int ftmw_rep_primary_call(ftmw_ctx *cx) {
   flush_primary_call(cx); /* two in a row: the first is told now */
   if (ftmw_rep_follow(cx, FTMW_DECIDE_PRIMARY, -1, &r, &v))
     return 0;
+  /* The output it guards follows a path the replicas can follow: not
+   * waiting for the answers of ft_is_primary before it (told at this call
+   * or the one before), which a replica that takes over gives again. */
+  uint64_t n = cx->rep->dec_acted;
+  wait_held(cx, n < cx->rep->dec_taken ? n : cx->rep->dec_taken);
   /* One pass of the loop first: a primary that was stopped or starved
    * past FT_TIMEOUT_MS, and replaced meanwhile, finds its FENCE there and
    * exits instead of writing the output a new primary writes. */

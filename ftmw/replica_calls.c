@@ -192,7 +192,8 @@ void ftmw_rep_recv_call(ftmw_ctx *cx, const ftmw_rep_recv *r,
 }
 
 /* ft_restore's choice: the exchange with p begins (every replica done
- * with the old incarnation), then the data path restores it. */
+ * with the old incarnation), and once the replicas hold all this master
+ * took, the data path restores it. */
 typedef struct {
   ftmw_peer *p;
   int (*restore)(ftmw_ctx *cx, void *arg);
@@ -205,6 +206,7 @@ static int restore_choose(ftmw_ctx *cx, void *arg, ftmw_rep_choice *c) {
   c->rank = r->p->id;
   if (c->begun != r->p->id)
     return FTMW_REP_BEGIN;
+  ftmw_rep_before_seen(cx); /* a spare or a spawned worker sees it */
   r->rc = r->restore(cx, r->arg);
   c->value = ftmw_rep_restore_value(r->rc, r->p);
   return 0;
@@ -356,7 +358,7 @@ static int send_self_locked(ftmw_ctx *cx, const char *call, ftmw_peer *p,
                             uint64_t seq, const ftmw_rep_write *w) {
   if (ftmw_rep_acked(cx, p, seq))
     return FT_SUCCESS;
-  ftmw_rep_before_data(cx); /* the replicas hold every decision first */
+  ftmw_rep_before_seen(cx); /* the replicas hold every decision first */
   if (ftmw_rep_acked(cx, p, seq))
     return FT_SUCCESS;        /* came while it waited */
   if (ftmw_peer_is_failed(p)) /* or the old primary's success */

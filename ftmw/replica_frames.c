@@ -77,7 +77,7 @@ static int on_decide(ftmw_ctx *cx, ftmw_peer *p, const ftmw_hdr *h,
     return 1;
   }
   /* The sender, a primary, writes no DATA before every replica holds its
-   * decisions (ftmw_rep_before_data). */
+   * decisions (ftmw_rep_before_seen). */
   if (d.kind != FTMW_DECIDE_SYNC && p->conn != NULL)
     ftmw_link_send(p->conn, FTMW_FRAME_DECIDED, 0, held, 0, NULL, 0);
   ftmw_trace("decision", "\"from\":%d,\"number\":%llu,\"kind\":%d,"

@@ -70,6 +70,7 @@ typedef struct ftmw_rep_state {
   ftmw_rep_worker *workers; /* [0..W] (ftmw_rep_init) */
   ftmw_qnode decisions;     /* replica: ftmw_decision.node, oldest first */
   uint64_t dec_taken;       /* decisions this master's calls made or followed */
+  uint64_t dec_acted;       /* the last of them not an ft_is_primary's */
   uint64_t dec_rcvd;        /* replica: the last decision number received */
   int seen_primary;         /* st.primary when this master last looked */
   /* Replica: the last decisions received, by number % FTMW_REP_HISTORY:
@@ -87,9 +88,10 @@ typedef struct ftmw_rep_state {
   uint64_t learned;
   int filled[FTMW_MAX_MASTERS];
   /* The workers whose last taken message (taken_n) a live replica may not
-   * hold yet: the primary writes no DATA before each has it (DONE), so
-   * that no worker acts on a path the next primary cannot follow
-   * (ftmw_rep_before_data). n_taken of them, in no order. */
+   * hold yet: the primary does nothing another process sees before each
+   * has it (DONE), so that no live process acts on a path the next
+   * primary cannot follow (ftmw_rep_before_seen). n_taken of them, in no
+   * order. */
   int *taken;
   int n_taken;
   int primary_call_pending; /* an ft_is_primary answered 1, not yet told */
@@ -205,16 +207,21 @@ int ftmw_rep_send_verdict(ftmw_ctx *cx, struct ftmw_peer *p);
 #define FTMW_REP_SEND_SELF (-1) /* not an FT_ERR_* code */
 int ftmw_rep_send(ftmw_ctx *cx, struct ftmw_peer *p, uint64_t seq);
 
-/* Primary, before it writes a DATA to a worker: waits until every live
- * replica holds every decision it has made (DECIDED, SYNC). A decision
- * lost with it, on its way to the replicas, is then one whose outcome no
- * worker acted on: the master that takes over decides that call afresh
- * (ftmw-sim seed 203173: a partition dropped the old primary's decision
- * that a worker had not failed, and let through the task it sent next;
- * the new primary decided the failure, sent that worker another task
- * under the same number, dropped as a duplicate, and got the first
- * task's answer). Any other master: returns at once. */
-void ftmw_rep_before_data(ftmw_ctx *cx);
+/* Primary, before anything another process sees: a DATA to a worker
+ * (send), an ft_is_primary answered 1 (the output it guards), a restore
+ * (a spare activated, a worker spawned). Waits until every live replica
+ * holds every decision it has made (DECIDED, SYNC) and has completed
+ * every receive that took a message (DONE). What a primary lost on its
+ * way to the replicas, a decision or a worker's message, is then
+ * something no live process acted on: the master that takes over decides
+ * that call afresh, or drops the path (ftmw_rep_abandon). (ftmw-sim seed
+ * 203173: a partition dropped the old primary's decision that a worker
+ * had not failed, and let through the task it sent next; the new primary
+ * decided the failure, sent that worker another task under the same
+ * number, dropped as a duplicate, and got the first task's answer. Seed
+ * 4212840: the same with a message taken.) Any other master: returns at
+ * once. */
+void ftmw_rep_before_seen(ftmw_ctx *cx);
 
 /* Whether this master took over from a primary that died (or was cut
  * off): it may be behind what that one did (ftmw_rep_send_verdict). */

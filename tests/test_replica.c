@@ -533,9 +533,9 @@ Test(replica, primary_writes_no_data_before_replicas_hold_its_decisions) {
   ftmw_rep_decide(cx, FTMW_DECIDE_RECV, 2, 7);
   ftmw_rep_decide(cx, FTMW_DECIDE_RECV, 1, 5);
   SCRIPT(holds(1, 2), holds(2, 1), holds(2, 2));
-  ftmw_rep_before_data(cx);
+  ftmw_rep_before_seen(cx);
   script_played();
-  ftmw_rep_before_data(cx); /* nothing left to wait for */
+  ftmw_rep_before_seen(cx); /* nothing left to wait for */
 }
 
 /* ...a replica that fails meanwhile is not waited for; a replica's SYNC
@@ -544,7 +544,7 @@ Test(replica, primary_data_waits_for_no_dead_replica) {
   start(0);
   ftmw_rep_decide(cx, FTMW_DECIDE_RECV, 2, 7);
   SCRIPT(holds(1, 1), master_fails(2));
-  ftmw_rep_before_data(cx);
+  ftmw_rep_before_seen(cx);
   script_played();
 }
 
@@ -560,9 +560,9 @@ Test(replica, primary_writes_no_data_before_replicas_hold_its_messages) {
   ftmw_rep_end(cx, &cx->st.workers[1], 0, NULL); /* a failure reported */
   ftmw_rep_end(cx, &cx->st.workers[1], 1, NULL); /* a send */
   SCRIPT(done(1, 2, 1), done(2, 1, 2), master_fails(2));
-  ftmw_rep_before_data(cx);
+  ftmw_rep_before_seen(cx);
   script_played();
-  ftmw_rep_before_data(cx); /* nothing left to wait for */
+  ftmw_rep_before_seen(cx); /* nothing left to wait for */
 }
 
 Test(replica, took_over_primary_counts_a_sync_as_held) {
@@ -574,7 +574,7 @@ Test(replica, took_over_primary_counts_a_sync_as_held) {
                FTMW_DECIDE_RECV);
   now(master_fails(0));
   SCRIPT(decide(2, FTMW_DECIDE_SYNC, 0, 0, 1));
-  ftmw_rep_before_data(cx);
+  ftmw_rep_before_seen(cx);
   script_played();
 }
 
@@ -601,7 +601,7 @@ Test(replica, took_over_primary_resends_a_decision_a_replica_lacks) {
 
 Test(replica, replica_does_not_wait_before_data) {
   start(1);
-  ftmw_rep_before_data(cx);
+  ftmw_rep_before_seen(cx);
 }
 
 Test(replica, decision_round_trip) {
@@ -1957,6 +1957,21 @@ Test(replica, is_primary_told_at_next_call) {
   cr_assert_eq(value, 1);
 }
 
+/* The primary answers 1 once every live replica holds what the output
+ * may depend on: the messages it took (their DONE) and its decisions
+ * (DECIDED), but not the ft_is_primary told at this call, which a master
+ * that takes over answers again. */
+Test(replica, is_primary_waits_for_replicas_to_hold_what_it_took) {
+  start(0);
+  ftmw_rep_decide(cx, FTMW_DECIDE_RECV, 2, 1);
+  cr_assert_eq(ftmw_rep_end(cx, &cx->st.workers[2], 1, msg_from(2, 1, 1, "r")),
+               1);
+  SCRIPT(holds(1, 1), holds(2, 1), done(1, 2, 1), done(2, 2, 1));
+  cr_assert_eq(ftmw_rep_primary_call(cx), 1);
+  script_played();
+  cr_assert_eq(ftmw_rep_primary_call(cx), 1, "the first told, not awaited");
+}
+
 /* Two in a row: the second tells the first; an exchange's end (or any
  * wait, or ft_finalize: ftmw_rep_serve) tells the second. */
 Test(replica, is_primary_twice_then_exchange) {
@@ -1989,6 +2004,37 @@ Test(replica, is_primary_primary_dies_first) {
   cr_assert_eq(nsent, 0, "told before the output: %s", frames());
   ftmw_rep_serve(cx);
   cr_assert_str_eq(frames(), "DECIDE>2 tag=6 seq=1");
+}
+
+/* --- ft_restore ---------------------------------------------------------- */
+
+static int restored;
+
+static int restore_after_script(ftmw_ctx *via, void *arg) {
+  (void)via;
+  (void)arg;
+  script_played(); /* the replicas held what it took first */
+  restored++;
+  return FT_SUCCESS;
+}
+
+/* The primary restores (a spare or a spawned worker sees it) once every
+ * live replica has completed the receives that took a message, and then
+ * tells the outcome. */
+Test(replica, primary_restores_once_replicas_hold_what_it_took) {
+  start(0);
+  cr_assert_eq(ftmw_rep_end(cx, &cx->st.workers[2], 1, msg_from(2, 1, 1, "r")),
+               1);
+  SCRIPT(done(1, 2, 1), done(2, 2, 1));
+  int followed = -1;
+  uint32_t epoch;
+  cr_assert_eq(ftmw_rep_restore_call(cx, &cx->st.workers[1],
+                                     restore_after_script, NULL, &followed,
+                                     &epoch),
+               FT_SUCCESS);
+  cr_assert_eq(restored, 1);
+  cr_assert_eq(followed, 0);
+  cr_assert_str_eq(frames(), "DECIDE>1 tag=4 seq=1, DECIDE>2 tag=4 seq=1");
 }
 
 /* --- takeover order ------------------------------------------------------ */
