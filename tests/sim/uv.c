@@ -71,6 +71,7 @@ typedef struct sloop {
   sh **h;
   int nh, cap;
   int index;
+  int stop; /* uv_stop: the running uv_run returns after this pass */
 } sloop;
 
 static sloop loops[MAX_LOOPS];
@@ -622,10 +623,21 @@ static int pass(sloop *l) {
   return did;
 }
 
+/* libuv's uv_run(UV_RUN_ONCE) runs the timers due, then polls until an
+ * event (pending callbacks aside): a callback that ends the caller's wait
+ * must uv_stop. Here a pass does the timers and the I/O at once, and one
+ * that did anything returns without blocking, so a missing uv_stop goes
+ * unseen (tests/test_loop.c checks it against the real libuv). */
+void uv_stop(uv_loop_t *loop) { L(loop)->stop = 1; }
+
 int uv_run(uv_loop_t *loop, uv_run_mode mode) {
   sloop *l = L(loop);
   for (;;) {
     int did = pass(l);
+    if (l->stop) {
+      l->stop = 0;
+      break;
+    }
     if (mode == UV_RUN_NOWAIT)
       break;
     if (!alive(l))

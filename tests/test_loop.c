@@ -1,0 +1,57 @@
+/* The loop's waits (loop.c), run by the calling thread itself: no I/O
+ * thread is started. */
+#include <criterion/criterion.h>
+
+#include "loop.h"
+#include "queue.h"
+
+static uv_mutex_t lock;
+static ftmw_loop lp;
+static uv_timer_t far;
+
+static void take_nothing(void *ctx, ftmw_qnode *into) {
+  (void)ctx;
+  ftmw_q_init(into);
+}
+
+static void run_nothing(void *ctx, ftmw_qnode *work) {
+  (void)ctx;
+  (void)work;
+}
+
+static void never(uv_timer_t *t) {
+  (void)t;
+  cr_assert_fail("a wait ran until another timer, 30 s away");
+}
+
+static void setup(void) {
+  static const ftmw_loop_work work = {NULL, take_nothing, run_nothing};
+  cr_assert_eq(uv_mutex_init(&lock), 0);
+  cr_assert_eq(ftmw_loop_init(&lp, &lock, &work, 10000), 0);
+  /* A timer of the loop's own, far away: a heartbeat. */
+  uv_timer_init(ftmw_loop_uv(&lp), &far);
+  uv_timer_start(&far, never, 30000, 0);
+}
+
+static void teardown(void) {
+  uv_close((uv_handle_t *)&far, NULL);
+  ftmw_loop_discard(&lp);
+  uv_mutex_destroy(&lock);
+}
+
+TestSuite(loop, .init = setup, .fini = teardown, .timeout = 20);
+
+/* A wait bounded by ms, with nothing to change, returns -1 by its bound,
+ * not at the loop's next timer. Its 0 ms pass (ft_is_primary's, a test's
+ * progress) once waited for that timer, a heartbeat up to 250 ms away:
+ * with a replica the farm layer did 83 empty tasks a second. */
+Test(loop, bounded_wait_ends_at_its_bound) {
+  static const int64_t bounds[] = {0, 1, 30};
+  uv_mutex_lock(&lock);
+  for (size_t i = 0; i < sizeof(bounds) / sizeof(bounds[0]); i++) {
+    uint64_t t0 = ftmw_now_ms();
+    cr_assert_eq(ftmw_loop_wait_change_locked(&lp, bounds[i]), -1);
+    cr_assert_geq(ftmw_now_ms() - t0, (uint64_t)bounds[i]);
+  }
+  uv_mutex_unlock(&lock);
+}
