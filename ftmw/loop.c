@@ -32,13 +32,30 @@ enum { IO_RUNNING, IO_WAITING }; /* ftmw_loop.io_state */
 
 uv_loop_t *ftmw_loop_uv(ftmw_loop *lp) { return &lp->loop; }
 
+/* The loop whose waiting call this thread runs now (ftmw_loop_wait_locked's
+ * uv_run), if any. */
+static __thread ftmw_loop *waiting_in;
+
+/* Ends the pass of the wait this thread runs on lp, if this is one of its
+ * callbacks. uv_run(UV_RUN_ONCE) runs the timers due, then polls until an
+ * event or the next timer: what a timer did (the wait's bound, a peer
+ * found silent) would otherwise wait there, for a heartbeat up to 250 ms
+ * away (ft_is_primary's 0 ms pass did: with a replica, 83 empty farm
+ * tasks a second, where 98,000 without). */
+static void end_pass(ftmw_loop *lp) {
+  if (waiting_in == lp)
+    uv_stop(&lp->loop);
+}
+
 void ftmw_loop_wake_locked(ftmw_loop *lp) {
   __atomic_add_fetch(&lp->wakes, 1, __ATOMIC_RELEASE);
+  end_pass(lp);
 }
 
 void ftmw_loop_wake_owner(ftmw_loop *lp) {
   __atomic_add_fetch(&lp->wakes, 1, __ATOMIC_RELEASE);
   lp->owner_woke = 1;
+  end_pass(lp);
 }
 
 /* The owner, about to give the loop back (lock held), counts once more
@@ -64,16 +81,11 @@ void ftmw_loop_timer_started(ftmw_loop *lp) { lp->timer = 1; }
 
 void ftmw_loop_ran(ftmw_loop *lp, uint64_t now) { lp->last_ran = now; }
 
-/* The bound of a wait passed. uv_run(UV_RUN_ONCE) runs the timers due
- * before it polls: a bound already due when the wait began (0 ms, or a
- * wait that got the loop late) would then still poll until the next event
- * or timer, a heartbeat 250 ms away; uv_stop makes that poll return at
- * once (ft_is_primary's pass of the loop took up to 250 ms with
- * replicas: 83 empty farm tasks/s, where 98,000 without). */
+/* The bound of a wait passed. */
 static void wait_timer_cb(uv_timer_t *t) {
   ftmw_loop *lp = FTMW_CONTAINER_OF(t, ftmw_loop, wait_timer);
   lp->wait_expired = 1;
-  uv_stop(t->loop);
+  end_pass(lp);
 }
 
 /* Takes the work queued for the loop and carries it out (the loop's
@@ -211,7 +223,9 @@ int ftmw_loop_wait_locked(ftmw_loop *lp, int (*done)(const void *),
   uv_mutex_lock(lp->lock);
   while (!done(arg) && !lp->wait_expired) {
     uv_mutex_unlock(lp->lock);
+    waiting_in = lp;
     uv_run(&lp->loop, UV_RUN_ONCE);
+    waiting_in = NULL;
     uv_mutex_lock(lp->lock);
   }
   int rc = done(arg) ? 0 : -1;

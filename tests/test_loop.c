@@ -28,6 +28,7 @@ static void setup(void) {
   static const ftmw_loop_work work = {NULL, take_nothing, run_nothing};
   cr_assert_eq(uv_mutex_init(&lock), 0);
   cr_assert_eq(ftmw_loop_init(&lp, &lock, &work, 10000), 0);
+  ftmw_loop_ran(&lp, ftmw_now_ms()); /* not stale: no pass before a wait */
   /* A timer of the loop's own, far away: a heartbeat. */
   uv_timer_init(ftmw_loop_uv(&lp), &far);
   uv_timer_start(&far, never, 30000, 0);
@@ -54,4 +55,21 @@ Test(loop, bounded_wait_ends_at_its_bound) {
     cr_assert_geq(ftmw_now_ms() - t0, (uint64_t)bounds[i]);
   }
   uv_mutex_unlock(&lock);
+}
+
+static void wake(uv_timer_t *t) {
+  (void)t;
+  ftmw_loop_wake_locked(&lp);
+}
+
+/* A change made by the loop's own timer (a peer found silent at a
+ * heartbeat) ends an unbounded wait at once, not at the next timer. */
+Test(loop, change_in_a_timer_ends_the_wait) {
+  static uv_timer_t waker; /* closed at the loop's end (teardown) */
+  uv_timer_init(ftmw_loop_uv(&lp), &waker);
+  uv_timer_start(&waker, wake, 0, 0);
+  uv_mutex_lock(&lock);
+  cr_assert_eq(ftmw_loop_wait_change_locked(&lp, -1), 0);
+  uv_mutex_unlock(&lock);
+  uv_close((uv_handle_t *)&waker, NULL);
 }
