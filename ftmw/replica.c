@@ -34,10 +34,10 @@ int ftmw_rep_init(ftmw_ctx *cx) {
   if (rs == NULL)
     return -1;
   rs->workers = calloc((size_t)cx->job.W + 1, sizeof(*rs->workers));
-  rs->taken = calloc((size_t)cx->job.W + 1, sizeof(*rs->taken));
-  if (rs->workers == NULL || rs->taken == NULL) {
+  rs->owed = calloc((size_t)cx->job.W + 1, sizeof(*rs->owed));
+  if (rs->workers == NULL || rs->owed == NULL) {
     free(rs->workers);
-    free(rs->taken);
+    free(rs->owed);
     free(rs);
     return -1;
   }
@@ -59,7 +59,7 @@ void ftmw_rep_free(ftmw_ctx *cx) {
     free(w->ring);
   }
   free(rs->workers);
-  free(rs->taken);
+  free(rs->owed);
   while (!ftmw_q_empty(&rs->decisions)) {
     ftmw_qnode *n = ftmw_q_head(&rs->decisions);
     ftmw_q_remove(n);
@@ -457,11 +457,11 @@ static int replicated_end(ftmw_ctx *cx, ftmw_peer *p, int ok, ftmw_msg *m) {
   ftmw_rep_worker *w = ftmw_rep_of(cx, p->id);
   w->calls++;
   int kept = ftmw_rep_keep_outcome(cx, w, ok, m);
-  if (ok && m != NULL) { /* a message taken: see ftmw_rep_before_seen */
-    w->taken_n = w->calls;
-    if (!w->taken_listed) {
-      w->taken_listed = 1;
-      cx->rep->taken[cx->rep->n_taken++] = p->id;
+  if (!ok || m != NULL) { /* a message taken, a failure: before_seen */
+    w->owed_n = w->calls;
+    if (!w->owed_listed) {
+      w->owed_listed = 1;
+      cx->rep->owed[cx->rep->n_owed++] = p->id;
     }
   }
   /* The primary tells a failure at once, before any later decision: a
@@ -495,24 +495,27 @@ static void wait_held(ftmw_ctx *cx, uint64_t n) {
   for (int k = 0; k <= cx->job.M; k++)
     while (ftmw_rep_alive(cx, k) && cx->rep->dec_held[k] < n)
       ftmw_wait_locked(cx, -1);
-  /* Every message this master took is held by every live replica (its
-   * DONE of that receive): a worker acts on a DATA, a reader on an
-   * output, so the master that takes over must be able to follow the
-   * path they came from (ftmw-sim seed 4212840: a partition held a
-   * worker's COPY to the replica, the primary took its DATA, sent another
-   * worker its next task and died; the replica could not follow and
-   * left, the last master). Before a DATA, the DONE of the destination's
-   * receive was waited for already (ftmw_rep_begin); in a farm so was
-   * every other one's, before its own next task. */
+  /* Every live replica has completed each exchange in which this master
+   * took a message or reported a failure (its DONE): a worker acts on a
+   * DATA, a reader on an output, so the master that takes over must be
+   * able to follow the path they came from (ftmw-sim seed 4212840: a
+   * partition held a worker's COPY to the replica, the primary took its
+   * DATA, sent another worker its next task and died; the replica could
+   * not follow and left, the last master). A failure told (VERDICT) and
+   * held on its way likewise: the next primary would take the worker's
+   * unconfirmed COPY instead (a helper's review). Before a DATA, the DONE
+   * of the destination's last exchange was waited for already
+   * (ftmw_rep_begin); in a farm so was every other one's, before its own
+   * next task. */
   ftmw_rep_state *s = cx->rep;
-  for (int i = 0; i < s->n_taken;) {
-    ftmw_rep_worker *w = &s->workers[s->taken[i]];
-    if (!done_by_all(cx, w, w->taken_n)) {
+  for (int i = 0; i < s->n_owed;) {
+    ftmw_rep_worker *w = &s->workers[s->owed[i]];
+    if (!done_by_all(cx, w, w->owed_n)) {
       ftmw_wait_locked(cx, -1); /* which answers the replicas' SUSPECTs */
       continue;
     }
-    w->taken_listed = 0;
-    s->taken[i] = s->taken[--s->n_taken];
+    w->owed_listed = 0;
+    s->owed[i] = s->owed[--s->n_owed];
   }
 }
 
@@ -697,8 +700,10 @@ int ftmw_rep_primary_call(ftmw_ctx *cx) {
   if (ftmw_rep_follow(cx, FTMW_DECIDE_PRIMARY, -1, &r, &v))
     return 0;
   /* The output it guards follows a path the replicas can follow: not
-   * waiting for the answers of ft_is_primary before it (told at this call
-   * or the one before), which a replica that takes over gives again. */
+   * waiting for the ft_is_primary answers since the last other decision
+   * (told at this call or before, not awaited), which a master that takes
+   * over gives again if they were lost on their way (their output then
+   * appears twice). */
   uint64_t n = cx->rep->dec_acted;
   wait_held(cx, n < cx->rep->dec_taken ? n : cx->rep->dec_taken);
   /* One pass of the loop first: a primary that was stopped or starved

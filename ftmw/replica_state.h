@@ -57,11 +57,12 @@ typedef struct ftmw_rep_worker {
                                             primary; the primary's, to a
                                             replica ahead of it */
   uint64_t answered_n; /* primary: the last exchange it gave a verdict on */
-  /* Every master: its last exchange that took a message of this worker,
-   * and whether the worker is in ftmw_rep_state.taken (a replica may not
-   * have reported that exchange DONE yet). */
-  uint64_t taken_n;
-  int taken_listed;
+  /* Every master: its last exchange with this worker that took a message
+   * or reported a failure, and whether the worker is in
+   * ftmw_rep_state.owed (a replica may not have reported that exchange
+   * DONE yet). */
+  uint64_t owed_n;
+  int owed_listed;
 } ftmw_rep_worker;
 
 #define FTMW_REP_HISTORY 64
@@ -87,13 +88,13 @@ typedef struct ftmw_rep_state {
    * (fill_gaps). */
   uint64_t learned;
   int filled[FTMW_MAX_MASTERS];
-  /* The workers whose last taken message (taken_n) a live replica may not
-   * hold yet: the primary does nothing another process sees before each
-   * has it (DONE), so that no live process acts on a path the next
-   * primary cannot follow (ftmw_rep_before_seen). n_taken of them, in no
-   * order. */
-  int *taken;
-  int n_taken;
+  /* The workers whose exchange owed_n a live replica may not have
+   * completed yet (its DONE): the primary does nothing another process
+   * sees before each has, so that no live process acts on a path the
+   * next primary cannot follow (ftmw_rep_before_seen). n_owed of them, in
+   * no order. */
+  int *owed;
+  int n_owed;
   int primary_call_pending; /* an ft_is_primary answered 1, not yet told */
   int serving;              /* in replicated_serve (which it may re-enter) */
 } ftmw_rep_state;
@@ -211,9 +212,10 @@ int ftmw_rep_send(ftmw_ctx *cx, struct ftmw_peer *p, uint64_t seq);
  * (send), an ft_is_primary answered 1 (the output it guards), a restore
  * (a spare activated, a worker spawned). Waits until every live replica
  * holds every decision it has made (DECIDED, SYNC) and has completed
- * every receive that took a message (DONE). What a primary lost on its
- * way to the replicas, a decision or a worker's message, is then
- * something no live process acted on: the master that takes over decides
+ * every exchange that took a message or reported a failure (DONE). What
+ * a primary lost on its way to the replicas, a decision, a worker's
+ * message or a failure's verdict, is then something no live process
+ * acted on: the master that takes over decides
  * that call afresh, or drops the path (ftmw_rep_abandon). (ftmw-sim seed
  * 203173: a partition dropped the old primary's decision that a worker
  * had not failed, and let through the task it sent next; the new primary

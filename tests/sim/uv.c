@@ -634,10 +634,8 @@ int uv_run(uv_loop_t *loop, uv_run_mode mode) {
   sloop *l = L(loop);
   for (;;) {
     int did = pass(l);
-    if (l->stop) {
-      l->stop = 0;
+    if (l->stop)
       break;
-    }
     if (mode == UV_RUN_NOWAIT)
       break;
     if (!alive(l))
@@ -649,6 +647,7 @@ int uv_run(uv_loop_t *loop, uv_run_mode mode) {
     if (mode == UV_RUN_ONCE)
       break;
   }
+  l->stop = 0; /* as libuv: a stop ends this run only */
   return alive(l);
 }
 
