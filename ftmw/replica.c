@@ -489,7 +489,8 @@ static int replicated_end(ftmw_ctx *cx, ftmw_peer *p, int ok, ftmw_msg *m) {
 }
 
 /* Primary: waits until every live replica holds its decisions up to
- * number n and has completed every receive that took a message. */
+ * number n and has completed every exchange that took a message or
+ * reported a failure. */
 static void wait_held(ftmw_ctx *cx, uint64_t n) {
   fill_gaps(cx);
   for (int k = 0; k <= cx->job.M; k++)

@@ -358,7 +358,7 @@ static int send_self_locked(ftmw_ctx *cx, const char *call, ftmw_peer *p,
                             uint64_t seq, const ftmw_rep_write *w) {
   if (ftmw_rep_acked(cx, p, seq))
     return FT_SUCCESS;
-  ftmw_rep_before_seen(cx); /* the replicas hold every decision first */
+  ftmw_rep_before_seen(cx); /* the replicas hold what it did first */
   if (ftmw_rep_acked(cx, p, seq))
     return FT_SUCCESS;        /* came while it waited */
   if (ftmw_peer_is_failed(p)) /* or the old primary's success */
