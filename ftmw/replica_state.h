@@ -215,14 +215,13 @@ int ftmw_rep_send(ftmw_ctx *cx, struct ftmw_peer *p, uint64_t seq);
  * every exchange that took a message or reported a failure (DONE). What
  * a primary lost on its way to the replicas, a decision, a worker's
  * message or a failure's verdict, is then something no live process
- * acted on: the master that takes over decides
- * that call afresh, or drops the path (ftmw_rep_abandon). (ftmw-sim seed
- * 203173: a partition dropped the old primary's decision that a worker
- * had not failed, and let through the task it sent next; the new primary
- * decided the failure, sent that worker another task under the same
- * number, dropped as a duplicate, and got the first task's answer. Seed
- * 4212840: the same with a message taken.) Any other master: returns at
- * once. */
+ * acted on: the master that takes over decides that call afresh, or
+ * drops the path (ftmw_rep_abandon). (ftmw-sim seed 203173: a partition
+ * dropped the old primary's decision that a worker had not failed, and
+ * let through the task it sent next; the new primary decided the
+ * failure, sent that worker another task under the same number, dropped
+ * as a duplicate, and got the first task's answer. Seed 4212840: the
+ * same with a message taken.) Any other master: returns at once. */
 void ftmw_rep_before_seen(ftmw_ctx *cx);
 
 /* Whether this master took over from a primary that died (or was cut
