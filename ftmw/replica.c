@@ -6,12 +6,13 @@
  * replica that takes over, the first live one, has everything that any
  * other live replica has: it only has to resend the last decision.
  *
- * The file has three parts: the state and the link the protocol uses;
- * the exchange sequence, in a solo and a replicated implementation; and
- * ft_is_primary's decision. The calls made over that sequence (ft_send's
- * wait for ACKED, a worker's COPY and CONFIRM, ft_restore's follow) are
- * replica_calls.c's; the frames the other processes send are
- * replica_frames.c's (on the loop's owner). */
+ * The file has three parts: the state; the exchange sequence, in a solo
+ * and a replicated implementation; and ft_is_primary's decision. The
+ * calls made over that sequence (ft_send's wait for ACKED, a worker's
+ * COPY and CONFIRM, ft_restore's follow) are replica_calls.c's; the frames
+ * the other processes send are replica_frames.c's (on the loop's owner);
+ * the link the protocol sends through is replica_link.c's, and what a
+ * master sends when the primary changes replica_takeover.c's. */
 #include "ftmw_impl.h"
 #include "down.h"
 #include "transport.h"
@@ -21,9 +22,8 @@
 #include "leave.h"
 
 #include <stdlib.h>
-#include <string.h>
 
-/* --- state and link ------------------------------------------------------- */
+/* --- state ---------------------------------------------------------------- */
 
 int ftmw_rep_init(ftmw_ctx *cx) {
   static const int types[] = {FTMW_FRAME_DECIDE,  FTMW_FRAME_DECIDED,
@@ -73,34 +73,6 @@ static int with_replicas(ftmw_ctx *cx) {
   return cx->job.M > 0 && cx->job.role == FTMW_ROLE_MASTER;
 }
 
-/* The transport, as the protocol uses it (see ftmw_rep_link). */
-static void transport_send(ftmw_ctx *cx, int k, int type, int tag,
-                           unsigned flags, uint64_t seq, const void *data,
-                           size_t len) {
-  ftmw_op op = {.out = {.seq = seq}};
-  ftmw_op_frame(cx, &op, &cx->st.masters[k], type, tag, flags, data, len);
-  ftmw_transport_submit(cx, &op, 1);
-  ftmw_op_wait_locked(cx, &op);
-}
-
-static const ftmw_rep_link transport_link = {
-    .send = transport_send,
-    .wait_locked = ftmw_transport_wait_locked,
-};
-void ftmw_rep_use_link(ftmw_ctx *cx, const ftmw_rep_link *l) {
-  cx->rep_link = l;
-}
-
-static const ftmw_rep_link *link_of(ftmw_ctx *cx) {
-  return cx->rep_link != NULL ? cx->rep_link : &transport_link;
-}
-
-void ftmw_rep_send_master(ftmw_ctx *cx, int k, int type, int tag,
-                          unsigned flags, uint64_t seq, const void *data,
-                          size_t len) {
-  link_of(cx)->send(cx, k, type, tag, flags, seq, data, len);
-}
-
 /* A replica whose program did not make the call the primary decided: it
  * can no longer follow, and leaves the job as if it had crashed. */
 static void diverged(int kind, int want) {
@@ -113,30 +85,6 @@ static void diverged(int kind, int want) {
 
 /* --- the exchange sequence ------------------------------------------------ */
 
-/* Worker p's message m as a KEPT frame's payload (p's rank, the
- * incarnation that sent it, then the data), in a message of its own
- * bearing m's tag and number; NULL out of memory. */
-static ftmw_msg *kept_of(const ftmw_peer *p, const ftmw_msg *m) {
-  ftmw_msg *k = ftmw_msg_new(FTMW_KEPT_HEAD + m->len);
-  if (k == NULL)
-    return NULL;
-  k->tag = m->tag;
-  k->seq = m->seq;
-  k->len = FTMW_KEPT_HEAD + m->len;
-  ftmw_put32(k->data, (uint32_t)p->id);
-  ftmw_put32(k->data + 4, m->epoch);
-  memcpy(k->data + FTMW_KEPT_HEAD, m->data, m->len);
-  return k;
-}
-
-/* Sends KEPT k to master to, or (to < 0) to every live replica. */
-static void send_kept(ftmw_ctx *cx, int to, const ftmw_msg *k, unsigned flags) {
-  for (int m = 0; m <= cx->job.M; m++)
-    if (ftmw_rep_alive(cx, m) && (to < 0 || m == to))
-      ftmw_rep_send_master(cx, m, FTMW_FRAME_KEPT, k->tag, flags, k->seq,
-                           k->data, k->len);
-}
-
 /* Sends the verdict on worker p's exchange n to master to, or (to < 0)
  * every live replica, after the data this master kept if the exchange
  * received some. Returns 0 if it could not (out of memory). */
@@ -148,10 +96,10 @@ static int tell_verdict_to(ftmw_ctx *cx, int to, ftmw_peer *p, uint64_t n) {
              cx->job.id, (unsigned long long)n, p->id);
   int ok = o != NULL && o->ok;
   if (ok && o->msg != NULL) { /* the data the replicas may not have */
-    ftmw_msg *k = kept_of(p, o->msg);
+    ftmw_msg *k = ftmw_rep_kept_of(p, o->msg);
     if (k == NULL)
       return 0;
-    send_kept(cx, to, k, 0);
+    ftmw_rep_send_kept(cx, to, k, 0);
     ftmw_msg_free(k);
   }
   for (int k = 0; k <= cx->job.M; k++)
@@ -186,149 +134,10 @@ static void answer(ftmw_ctx *cx, ftmw_peer *p, uint64_t n) {
       w->suspect_by[k] = 0;
 }
 
-static void send_decision(ftmw_ctx *cx, int k, const ftmw_decision *d) {
-  uint8_t b[FTMW_DECIDE_SIZE] = {0};
-  ftmw_put32(b, (uint32_t)d->rank);
-  ftmw_put64(b + 8, d->value);
-  ftmw_rep_send_master(cx, k, FTMW_FRAME_DECIDE, d->kind, 0, d->number, b,
-                       sizeof(b));
-}
-
-/* Sends master k, as KEPT, every message of worker p that this master
- * holds and its program has not received (flags 0), then those it holds
- * unconfirmed (FTMW_FLAG_UNCONFIRMED): a worker's COPY may have reached
- * this replica and not the master that took over, which would then
- * decide without it (ftmw-sim seed 9690: it reported the worker's
- * failure where this replica received the message). Copied first: the
- * lock is released while each goes. */
-static void send_inbox(ftmw_ctx *cx, int k, ftmw_peer *p) {
-  /* First the messages of the exchanges with p that this master completed
-   * and still keeps, in their order: a new primary behind this replica
-   * asks for them (SUSPECT), and a later one of the inbox must not reach
-   * it first, where its receive from p would take it (ftmw-sim seed
-   * 4188566: it took the worker's second part for its first). */
-  const ftmw_rep_worker *w = ftmw_rep_of(cx, p->id);
-  for (uint64_t j = 0; j < w->kept; j++) {
-    const ftmw_rep_outcome *o =
-        ftmw_rep_outcome_of(w, w->calls - w->kept + 1 + j);
-    ftmw_msg *m = o && o->ok && o->msg ? kept_of(p, o->msg) : NULL;
-    if (m)
-      send_kept(cx, k, m, 0);
-    ftmw_msg_free(m);
-  }
-  size_t n = 0, i = 0, confirmed;
-  ftmw_qnode *q;
-  ftmw_q_foreach(q, &p->inbox) n++;
-  confirmed = n;
-  ftmw_q_foreach(q, &p->unconfirmed) n++;
-  if (n == 0 || !ftmw_rep_alive(cx, k))
-    return;
-  ftmw_msg **v = calloc(n, sizeof(*v));
-  if (v == NULL)
-    return; /* it decides without them, as before */
-  ftmw_q_foreach(q, &p->inbox) v[i++] = FTMW_CONTAINER_OF(q, ftmw_msg, by_peer);
-  ftmw_q_foreach(q, &p->unconfirmed) v[i++] =
-      FTMW_CONTAINER_OF(q, ftmw_msg, by_peer);
-  for (i = 0; i < n && (v[i] = kept_of(p, v[i])) != NULL; i++)
-    ;
-  for (size_t j = 0; j < i; j++) {
-    send_kept(cx, k, v[j], j < confirmed ? 0 : FTMW_FLAG_UNCONFIRMED);
-    ftmw_msg_free(v[j]);
-  }
-  free(v);
-}
-
-/* Sends master k the verdicts this replica holds on exchanges with worker
- * r it has not completed: the primary that died may have told them to it
- * alone (a partition held the others' copy), and the master that took
- * over must follow them (a receive's data, if it succeeded, went as KEPT
- * first: it is in this master's inbox, or unconfirmed). */
-static void send_verdicts(ftmw_ctx *cx, int k, int r) {
-  const ftmw_rep_worker *w = &cx->rep->workers[r];
-  for (size_t i = 0; i < sizeof(w->verdicts) / sizeof(w->verdicts[0]); i++)
-    if (w->verdicts[i].n > w->calls && ftmw_rep_alive(cx, k))
-      ftmw_rep_send_master(cx, k, FTMW_FRAME_VERDICT, r,
-                           w->verdicts[i].ok ? FTMW_FLAG_OK : 0,
-                           w->verdicts[i].n, NULL, 0);
-}
-
-/* Sends master k the last decisions this master received, oldest first:
- * what k lacks of them it queues, the rest are duplicates. */
-static void send_history(ftmw_ctx *cx, int k) {
-  uint64_t from = cx->rep->dec_rcvd >= FTMW_REP_HISTORY
-                      ? cx->rep->dec_rcvd - FTMW_REP_HISTORY + 1
-                      : 1;
-  for (uint64_t n = from; n <= cx->rep->dec_rcvd && ftmw_rep_alive(cx, k); n++)
-    if (cx->rep->history[n % FTMW_REP_HISTORY].number == n)
-      send_decision(cx, k, &cx->rep->history[n % FTMW_REP_HISTORY]);
-}
-
-/* A master that took over and got from one replica (its history, before
- * SYNC) a decision of the old primary that another replica's SYNC said it
- * lacks sends that one its history: else the replica never gets it (the
- * history this master sent at the takeover was older), waits for ever
- * for it, and refuses this master's next decision as out of order. Only
- * with three replicas or more: with two, the one that had it is the
- * other. */
-static void fill_gaps(ftmw_ctx *cx) {
-  for (int k = 0; k <= cx->job.M && cx->rep->took_over; k++)
-    if (ftmw_rep_alive(cx, k) && cx->rep->synced[k] && !cx->rep->filled[k] &&
-        cx->rep->dec_held[k] < cx->rep->learned) {
-      cx->rep->filled[k] = 1;
-      send_history(cx, k);
-    }
-}
-
-/* This master noticed that the primary changed. If it is now the primary,
- * it resends the last decisions it received (a replica behind it may have
- * missed some: with a partition, more than the last), and decides nothing
- * until every live replica has sent what it holds (synced); otherwise it
- * sends the new primary that:
- * the exchanges it has completed, the workers' messages it holds, the
- * verdicts it has not followed yet, the last DATA each worker said it
- * ACKed (ftmw-sim seed 32094: a partition held the worker's ACKED to the
- * master that took over, which reported the send failed where this
- * replica had completed it), the decisions it received, SYNC. */
-static void primary_changed(ftmw_ctx *cx) {
-  cx->rep->seen_primary = cx->st.primary;
-  if (cx->st.primary == cx->job.id) {
-    ftmw_trace("role_change", "\"role\":\"primary\",\"decisions\":%llu",
-               (unsigned long long)cx->rep->dec_rcvd);
-    ftmw_log("master %d takes over as primary", cx->job.id);
-    cx->rep->took_over = 1; /* once: a primary never steps down and stays */
-    for (int k = 0; k <= cx->job.M; k++)
-      send_history(cx, k);
-    return;
-  }
-  /* It reports the exchanges it has completed (its DONEs went to the old
-   * one). The new primary may also lack the old one's last decisions,
-   * which this replica holds (ftmw-sim seed 5347: one held by a partition
-   * on its way there): it gets them, then SYNC, after which it knows all
-   * this replica knows, before it decides anything. */
-  for (int r = 1; r <= cx->job.W; r++) {
-    if (cx->rep->workers[r].calls > 0 &&
-        ftmw_peer_is_up(&cx->st.masters[cx->st.primary]))
-      ftmw_rep_send_master(cx, cx->st.primary, FTMW_FRAME_DONE, r, 0,
-                           cx->rep->workers[r].calls, NULL, 0);
-  }
-  for (int r = 1; r <= cx->job.W; r++) {
-    send_inbox(cx, cx->st.primary, &cx->st.workers[r]);
-    send_verdicts(cx, cx->st.primary, r);
-    if (cx->rep->workers[r].acked_seq > 0 && ftmw_rep_alive(cx, cx->st.primary))
-      ftmw_rep_send_master(cx, cx->st.primary, FTMW_FRAME_ACKED, r, 0,
-                           cx->rep->workers[r].acked_seq, NULL, 0);
-  }
-  send_history(cx, cx->st.primary);
-  if (ftmw_rep_alive(cx, cx->st.primary))
-    send_decision(cx, cx->st.primary,
-                  &(ftmw_decision){.kind = FTMW_DECIDE_SYNC,
-                                   .number = cx->rep->dec_rcvd});
-}
-
 void ftmw_rep_catch_up(ftmw_ctx *cx) {
   /* Its sends run the loop: the primary may change again meanwhile. */
   while (with_replicas(cx) && cx->st.primary != cx->rep->seen_primary)
-    primary_changed(cx);
+    ftmw_rep_primary_changed(cx);
 }
 
 static int flush_primary_call(ftmw_ctx *cx);
@@ -404,7 +213,7 @@ static void replicated_decide(ftmw_ctx *cx, int kind, int rank,
    * out of order. */
   ftmw_rep_catch_up(cx);
   flush_primary_call(cx); /* decisions go out in the order they were made */
-  fill_gaps(cx);
+  ftmw_rep_fill_gaps(cx);
   ftmw_decision d = {.kind = kind,
                      .rank = rank,
                      .value = value,
@@ -413,7 +222,7 @@ static void replicated_decide(ftmw_ctx *cx, int kind, int rank,
     cx->rep->dec_acted = d.number;
   for (int k = 0; k <= cx->job.M; k++)
     if (ftmw_rep_alive(cx, k))
-      send_decision(cx, k, &d);
+      ftmw_rep_send_decision(cx, k, &d);
 }
 
 /* Whether a master that took over has every live replica's SYNC (else
@@ -492,7 +301,7 @@ static int replicated_end(ftmw_ctx *cx, ftmw_peer *p, int ok, ftmw_msg *m) {
  * number n and has completed every exchange that took a message or
  * reported a failure. */
 static void wait_held(ftmw_ctx *cx, uint64_t n) {
-  fill_gaps(cx);
+  ftmw_rep_fill_gaps(cx);
   for (int k = 0; k <= cx->job.M; k++)
     while (ftmw_rep_alive(cx, k) && cx->rep->dec_held[k] < n)
       ftmw_wait_locked(cx, -1);
@@ -670,7 +479,7 @@ void ftmw_rep_unfollow(ftmw_ctx *cx, int kind, int rank, uint64_t value) {
 int ftmw_wait_locked(ftmw_ctx *cx, int64_t ms) {
   /* A primary answers its replicas while it waits; answering waits for
    * writes, and a wake-up meant for the caller may have come meanwhile. */
-  int rc = ftmw_rep_serve(cx) > 0 ? 0 : link_of(cx)->wait_locked(cx, ms);
+  int rc = ftmw_rep_serve(cx) > 0 ? 0 : ftmw_rep_link_wait(cx, ms);
   /* What woke the caller (or what serving it waited for) may be that this
    * master became the primary: it takes over before the caller acts as
    * one. */

@@ -1,9 +1,10 @@
 /* The replica protocol's own state (SPEC section 6). replica.c owns it;
- * only replica.c, replica_calls.c, replica_frames.c (the frames that
- * change it), replica_outcomes.c and the unit test (tests/test_replica.c)
- * include this header, which also declares the steps of a send that
- * they share. Everything here is under st.lock. A context's
- * state is cx->rep (ftmw_impl.h), which ftmw_rep_init allocates. */
+ * only the replica modules (replica.c, replica_calls.c, replica_frames.c:
+ * the frames that change it, replica_link.c, replica_outcomes.c,
+ * replica_takeover.c) and the unit test (tests/test_replica.c) include
+ * this header, which also declares the steps of a send that they share.
+ * Everything here is under st.lock. A context's state is cx->rep
+ * (ftmw_impl.h), which ftmw_rep_init allocates. */
 #ifndef FTMW_REPLICA_STATE_H
 #define FTMW_REPLICA_STATE_H
 
@@ -260,6 +261,26 @@ int ftmw_rep_took_past(ftmw_ctx *cx, const struct ftmw_peer *p);
  * the job (70). */
 void ftmw_rep_abandon(ftmw_ctx *cx, const struct ftmw_peer *p, uint64_t seq);
 
+/* Worker p's message m as a KEPT frame's payload (p's rank, the
+ * incarnation that sent it, then the data), in a message of its own
+ * bearing m's tag and number; NULL out of memory (replica_link.c). */
+ftmw_msg *ftmw_rep_kept_of(const struct ftmw_peer *p, const ftmw_msg *m);
+
+/* Sends KEPT k to master to, or (to < 0) to every live replica. */
+void ftmw_rep_send_kept(ftmw_ctx *cx, int to, const ftmw_msg *k,
+                        unsigned flags);
+
+/* Sends decision d to master k (DECIDE). */
+void ftmw_rep_send_decision(ftmw_ctx *cx, int k, const ftmw_decision *d);
+
+/* What a master does when it sees the primary changed, once per change
+ * (replica_takeover.c; called by ftmw_rep_catch_up). */
+void ftmw_rep_primary_changed(ftmw_ctx *cx);
+
+/* A master that took over sends its history to each replica whose SYNC
+ * says it lacks decisions this master learned (replica_takeover.c). */
+void ftmw_rep_fill_gaps(ftmw_ctx *cx);
+
 /* A master that became the primary since it last looked takes over now
  * (what it holds goes to the others, and it counts as having taken over);
  * one that stays a replica reports to the new primary; again if the
@@ -280,6 +301,9 @@ void ftmw_rep_number(ftmw_ctx *cx, struct ftmw_peer *p, uint64_t seq);
  * number completes through ftmw_rep_send as a replica's does, whatever
  * p did since (finished, failed), as the old primary's did. */
 int ftmw_rep_acked(ftmw_ctx *cx, struct ftmw_peer *p, uint64_t seq);
+
+/* Waits through the protocol's link (ftmw_rep_link.wait_locked). */
+int ftmw_rep_link_wait(ftmw_ctx *cx, int64_t ms);
 
 /* Sends a frame without ACK to master k, through the protocol's link
  * (ftmw_rep_use_link), and waits until it is written or k has failed. */
