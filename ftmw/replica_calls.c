@@ -206,7 +206,12 @@ static int restore_choose(ftmw_ctx *cx, void *arg, ftmw_rep_choice *c) {
   c->rank = r->p->id;
   if (c->begun != r->p->id)
     return FTMW_REP_BEGIN;
-  ftmw_rep_before_seen(cx); /* a spare or a spawned worker sees it */
+  /* A spare or a spawned worker sees a restore: it waits until the
+   * replicas hold what this master took. Only a failed incarnation is
+   * restored (the rest is FT_ERR_NOT_FAILED, or one adopted); the check
+   * and the restore run with the lock held throughout. */
+  if (ftmw_peer_is_failed(r->p))
+    ftmw_rep_before_seen(cx);
   r->rc = r->restore(cx, r->arg);
   c->value = ftmw_rep_restore_value(r->rc, r->p);
   return 0;

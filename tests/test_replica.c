@@ -2017,12 +2017,12 @@ Test(replica, is_primary_primary_dies_first) {
 
 static int restored;
 
+/* The data path's restore: it returns *arg (FT_SUCCESS if NULL). */
 static int restore_after_script(ftmw_ctx *via, void *arg) {
   (void)via;
-  (void)arg;
   script_played(); /* the replicas held what it took first */
   restored++;
-  return FT_SUCCESS;
+  return arg != NULL ? *(const int *)arg : FT_SUCCESS;
 }
 
 /* The primary restores (a spare or a spawned worker sees it) once every
@@ -2032,6 +2032,7 @@ Test(replica, primary_restores_once_replicas_hold_what_it_took) {
   start(0);
   cr_assert_eq(ftmw_rep_end(cx, &cx->st.workers[2], 1, msg_from(2, 1, 1, "r")),
                1);
+  now(worker_fails(1));
   SCRIPT(done(1, 2, 1), done(2, 2, 1));
   int followed = -1;
   uint32_t epoch;
@@ -2039,6 +2040,25 @@ Test(replica, primary_restores_once_replicas_hold_what_it_took) {
                                      restore_after_script, NULL, &followed,
                                      &epoch),
                FT_SUCCESS);
+  cr_assert_eq(restored, 1);
+  cr_assert_eq(followed, 0);
+  cr_assert_str_eq(frames(), "DECIDE>1 tag=4 seq=1, DECIDE>2 tag=4 seq=1");
+}
+
+/* A restore of a worker that has not failed restores nothing that
+ * another process sees: it does not wait for the replicas (which have
+ * not reported the receive done here: any wait would fail the test). */
+Test(replica, restore_of_a_live_worker_does_not_wait_for_replicas) {
+  start(0);
+  cr_assert_eq(ftmw_rep_end(cx, &cx->st.workers[2], 1, msg_from(2, 1, 1, "r")),
+               1);
+  int followed = -1;
+  uint32_t epoch;
+  int not_failed = FT_ERR_NOT_FAILED;
+  cr_assert_eq(ftmw_rep_restore_call(cx, &cx->st.workers[1],
+                                     restore_after_script, &not_failed,
+                                     &followed, &epoch),
+               FT_ERR_NOT_FAILED);
   cr_assert_eq(restored, 1);
   cr_assert_eq(followed, 0);
   cr_assert_str_eq(frames(), "DECIDE>1 tag=4 seq=1, DECIDE>2 tag=4 seq=1");
