@@ -3,7 +3,8 @@
  * library; docs/replicas.md, "The simulator", what is drawn and checked).
  *
  *   ftmw-sim [--seeds N] [--seed S] [--jobs J] [--verbose] [--no-partitions]
- *            [--no-heal] [--any-source-only] [--ft-only] [--lib libftmw.so]
+ *            [--no-heal] [--no-worker-cuts] [--any-source-only] [--ft-only]
+ *            [--lib libftmw.so]
  *
  * Seed S (default 1) and the N-1 after it each draw a job, its network's
  * delays and its faults (draw_job, draw_split), run the programs of
@@ -190,10 +191,26 @@ static void draw_split(uint64_t seed) {
 #define FTMW_SIM_HEAL_SHORT_MS 1000
 static int heals = 1;
 
+/* With three masters or more, a quarter of the schedules that drew no
+ * partition cut some workers and spares (never every worker) from the
+ * masters, which stay together, as with fewer masters, and master faults
+ * may come with it (the masters keep their majority). From a stream of
+ * its own: --no-worker-cuts, and --no-heal with it, give back the
+ * schedules drawn before. */
+static int worker_cuts = 1;
+
+static void draw_worker_cut(uint64_t seed) {
+  uint64_t z = seed ^ 0xc0757ull;
+  if (worker_cuts && partitions && job.split == 0 && job.M >= 2 &&
+      sim_splitmix(&z) % 4 == 0)
+    cut_some(&z);
+}
+
 static void draw_heal(uint64_t seed) {
   uint64_t z = seed ^ 0x4ea15ull;
   if (!heals || !partitions)
     return;
+  draw_worker_cut(seed);
   if (job.split == 0 && job.M < 2 && sim_splitmix(&z) % 4 == 0 && !cut_some(&z))
     return;
   if (job.split == 0 || sim_splitmix(&z) % 4 == 0)
@@ -592,6 +609,8 @@ int main(int argc, char **argv) {
       partitions = 0;
     else if (strcmp(argv[i], "--no-heal") == 0)
       heals = 0;
+    else if (strcmp(argv[i], "--no-worker-cuts") == 0)
+      worker_cuts = 0;
     else if (strcmp(argv[i], "--any-source-only") == 0)
       any_source_only = 1, heals = 0;
     else if (strcmp(argv[i], "--ft-only") == 0)
@@ -599,8 +618,8 @@ int main(int argc, char **argv) {
     else {
       fprintf(stderr,
               "usage: ftmw-sim [--seeds N] [--seed S] [--jobs J] [--verbose] "
-              "[--no-partitions] [--no-heal] [--any-source-only] [--ft-only] "
-              "[--lib libftmw.so]\n");
+              "[--no-partitions] [--no-heal] [--no-worker-cuts] "
+              "[--any-source-only] [--ft-only] [--lib libftmw.so]\n");
       return 2;
     }
   }
