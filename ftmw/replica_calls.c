@@ -155,8 +155,13 @@ void ftmw_rep_recv_call(ftmw_ctx *cx, const ftmw_rep_recv *r,
         ftmw_rep_took_over(cx) && (!decided || decided_seq != 0)) {
       while (!ftmw_rep_marked(cx)) /* every live worker's ACKEDs are in */
         ftmw_wait_locked(cx, -1);
-      if (decided || ftmw_rep_took_past(cx, p))
+      if (decided || ftmw_rep_took_past(cx, p)) {
+        while (!ftmw_rep_caught_up(cx))
+          ftmw_wait_locked(cx, -1); /* which answers their SUSPECTs */
         ftmw_rep_abandon(cx, p, decided_seq);
+        while (ftmw_rep_abandoning(cx))
+          ftmw_wait_locked(cx, -1);
+      }
     }
     int rc;
     if (p) { /* one source, or the one the primary's call reported */

@@ -33,7 +33,7 @@ static int names_no_worker(int kind) {
   return kind == FTMW_DECIDE_TESTANY || kind == FTMW_DECIDE_PRIMARY ||
          kind == FTMW_DECIDE_CLOCK || kind == FTMW_DECIDE_TIMEOUT ||
          kind == FTMW_DECIDE_PROBED || kind == FTMW_DECIDE_TERM ||
-         kind == FTMW_DECIDE_SYNC;
+         kind == FTMW_DECIDE_SYNC || kind == FTMW_DECIDE_ABANDON;
 }
 
 /* DECIDE, primary to replica: queued for the call that must follow it. */
@@ -60,6 +60,18 @@ static int on_decide(ftmw_ctx *cx, ftmw_peer *p, const ftmw_hdr *h,
       cx->rep->synced[p->id] |= from_replica;
       if (from_replica && d.number > cx->rep->dec_held[p->id])
         cx->rep->dec_held[p->id] = d.number; /* what it holds, as DECIDED */
+    } else if (d.kind == FTMW_DECIDE_ABANDON) {
+      /* From a primary that took over and drops its predecessor's path
+       * after decision d.number: so does this replica (which has not
+       * gone past it: ftmw_rep_abandon). */
+      rc = from_replica ? -1 : 1;
+      if (!from_replica) {
+        uint64_t n = ftmw_rep_drop_after(cx, d.number);
+        ftmw_trace("abandoned",
+                   "\"from\":%d,\"after\":%llu,"
+                   "\"decisions\":%llu",
+                   p->id, (unsigned long long)d.number, (unsigned long long)n);
+      }
     } else {
       rc = ftmw_rep_queue_decision_locked(cx, &d);
       if (rc == 0 && from_replica && d.number > cx->rep->learned)
@@ -79,7 +91,9 @@ static int on_decide(ftmw_ctx *cx, ftmw_peer *p, const ftmw_hdr *h,
   /* The sender, a primary, writes no DATA before every replica holds its
    * decisions (ftmw_rep_before_seen). */
   if (d.kind != FTMW_DECIDE_SYNC && p->conn != NULL)
-    ftmw_link_send(p->conn, FTMW_FRAME_DECIDED, 0, held, 0, NULL, 0);
+    ftmw_link_send(p->conn, FTMW_FRAME_DECIDED, 0, held,
+                   d.kind == FTMW_DECIDE_ABANDON ? FTMW_FLAG_ABANDONED : 0,
+                   NULL, 0);
   ftmw_trace("decision", "\"from\":%d,\"number\":%llu,\"kind\":%d,"
              "\"worker\":%d,\"value\":%llu,\"duplicate\":%d", p->id,
              (unsigned long long)d.number, d.kind, d.rank,
@@ -157,7 +171,12 @@ static int on_progress(ftmw_ctx *cx, ftmw_peer *p, const ftmw_hdr *h) {
   ftmw_rep_worker *w = ok ? ftmw_rep_of(cx, self ? p->id : (int)h->tag) : NULL;
   switch (ok ? h->type : 0) {
   case FTMW_FRAME_DECIDED: /* from a replica, to the master that decided */
-    if (h->seq > cx->rep->dec_held[p->id])
+    /* After an ABANDON, only its answer and what follows it tell what
+     * the replica holds of this master's path. */
+    if (h->flags & FTMW_FLAG_ABANDONED) {
+      cx->rep->abandoning[p->id] = 0;
+      cx->rep->dec_held[p->id] = h->seq;
+    } else if (!cx->rep->abandoning[p->id] && h->seq > cx->rep->dec_held[p->id])
       cx->rep->dec_held[p->id] = h->seq;
     break;
   case FTMW_FRAME_ACKED: /* from a worker, or a replica at a takeover */

@@ -89,6 +89,10 @@ typedef struct ftmw_rep_state {
    * (fill_gaps). */
   uint64_t learned;
   int filled[FTMW_MAX_MASTERS];
+  /* A master that took over and dropped its predecessor's path
+   * (ftmw_rep_abandon): the replicas told to drop it too that have not
+   * answered yet (their DECIDED until then tell of that path). */
+  int abandoning[FTMW_MAX_MASTERS];
   /* The workers whose exchange owed_n a live replica may not have
    * completed yet (its DONE): the primary does nothing another process
    * sees before each has, so that no live process acts on a path the
@@ -106,6 +110,12 @@ ftmw_rep_worker *ftmw_rep_of(ftmw_ctx *cx, int rank);
 /* Whether master k is another master than this one, and live (the
  * masters that replicate with this one: replica_state.c). */
 int ftmw_rep_alive(ftmw_ctx *cx, int k);
+
+/* Drops the path of a primary that died after decision n: the decisions
+ * after n queued or kept for a takeover, and the verdicts on exchanges
+ * this master has not completed (replica_state.c). Returns how many
+ * queued decisions it dropped. */
+uint64_t ftmw_rep_drop_after(ftmw_ctx *cx, uint64_t n);
 
 /* Exchange n's outcome with w's worker as this master keeps it, or NULL
  * (not completed yet, or dropped). */
@@ -252,14 +262,25 @@ int ftmw_rep_took_past(ftmw_ctx *cx, const struct ftmw_peer *p);
  * on and died: ftmw-sim seed 4005262). Nobody can give it now. The old
  * primary's path from here on is dropped, and the call reports p's
  * failure, decided afresh, if nothing shows that a live process saw that
- * path: no other master is alive (none holds its decisions), the
- * decisions queued here tell of no output (ft_is_primary) and no
- * restore, and no worker took a DATA of it past this master's own
- * (asked once marked: every live worker's ACKEDs are in). An output or a
- * restore the old primary made and had not told yet is not seen
- * (docs/replicas.md, Limits). Else this master cannot follow: it leaves
- * the job (70). */
+ * path: the decisions queued here (every live replica's too: synced)
+ * tell of no output (ft_is_primary) and no restore, and no worker took
+ * a DATA of it past this master's own (asked once marked: every live
+ * worker's ACKEDs are in). An output or a restore the old primary made
+ * and had not told yet is not seen (docs/replicas.md, Limits). Else this
+ * master cannot follow: it leaves the job (70). Called once every live
+ * replica stands where this master does (ftmw_rep_caught_up); the live
+ * replicas are told to drop the path too (ABANDON), and the caller waits
+ * for their answers (ftmw_rep_abandoning) before it goes on. */
 void ftmw_rep_abandon(ftmw_ctx *cx, const struct ftmw_peer *p, uint64_t seq);
+
+/* Whether every live replica has completed every exchange this master
+ * has: it then stands where this master does (none can be past a message
+ * that no live master holds). */
+int ftmw_rep_caught_up(ftmw_ctx *cx);
+
+/* Whether a live replica told to drop the old primary's path
+ * (ftmw_rep_abandon) has not answered yet. */
+int ftmw_rep_abandoning(ftmw_ctx *cx);
 
 /* Worker p's message m as a KEPT frame's payload (p's rank, the
  * incarnation that sent it, then the data), in a message of its own

@@ -69,40 +69,52 @@ static int seen_outside(ftmw_ctx *cx) {
   return acked_past(cx);
 }
 
-void ftmw_rep_abandon(ftmw_ctx *cx, const ftmw_peer *p, uint64_t seq) {
-  int alone = 1;
+int ftmw_rep_caught_up(ftmw_ctx *cx) {
   for (int k = 0; k <= cx->job.M; k++)
-    alone &= !ftmw_rep_alive(cx, k);
+    for (int r = 1; r <= cx->job.W && ftmw_rep_alive(cx, k); r++)
+      if (cx->rep->workers[r].done_by[k] < cx->rep->workers[r].calls)
+        return 0;
+  return 1;
+}
+
+int ftmw_rep_abandoning(ftmw_ctx *cx) {
+  for (int k = 0; k <= cx->job.M; k++)
+    if (ftmw_rep_alive(cx, k) && cx->rep->abandoning[k])
+      return 1;
+  return 0;
+}
+
+void ftmw_rep_abandon(ftmw_ctx *cx, const ftmw_peer *p, uint64_t seq) {
   char what[64];
   if (seq != 0)
     snprintf(what, sizeof(what), "worker %d's message %llu", p->id,
              (unsigned long long)seq);
   else
     snprintf(what, sizeof(what), "a message of worker %d", p->id);
-  if (!alone || seen_outside(cx)) {
-    ftmw_trace("unfollowable", "\"worker\":%d,\"seq\":%llu,\"alone\":%d", p->id,
-               (unsigned long long)seq, alone);
+  if (seen_outside(cx)) {
+    ftmw_trace("unfollowable", "\"worker\":%d,\"seq\":%llu", p->id,
+               (unsigned long long)seq);
     ftmw_leave(FTMW_LEAVE_DIVERGED, 0,
                "the primary this master took over from received %s, which "
                "no live master holds, and went on: this master cannot "
                "follow it; leaving the job",
                what);
   }
-  /* The old primary's verdicts on exchanges this master has not
-   * completed belong to the path dropped: its own decide them now. */
-  for (int r = 1; r <= cx->job.W; r++) {
-    ftmw_rep_worker *w = &cx->rep->workers[r];
-    for (size_t i = 0; i < sizeof(w->verdicts) / sizeof(w->verdicts[0]); i++)
-      if (w->verdicts[i].n > w->calls)
-        w->verdicts[i].n = 0;
-  }
-  uint64_t dropped = 0;
-  while (!ftmw_q_empty(&cx->rep->decisions)) {
-    ftmw_qnode *n = ftmw_q_head(&cx->rep->decisions);
-    ftmw_q_remove(n);
-    free(FTMW_CONTAINER_OF(n, ftmw_decision, node));
-    dropped++;
-  }
+  /* The live replicas hold the same path (synced): they drop it with
+   * this master, once each stands where this master does, so that a
+   * verdict each holds past that point is of the path dropped too, and
+   * before this master decides anything afresh: the decisions it makes
+   * now bear the numbers of those dropped (ftmw-sim seeds 4650070,
+   * 4666456: with two replicas, the first to take over left the job). */
+  uint64_t n = cx->rep->dec_taken;
+  uint64_t dropped = ftmw_rep_drop_after(cx, n);
+  ftmw_decision d = {.kind = FTMW_DECIDE_ABANDON, .number = n};
+  for (int k = 0; k <= cx->job.M; k++)
+    if (ftmw_rep_alive(cx, k)) {
+      cx->rep->abandoning[k] = 1;
+      cx->rep->dec_held[k] = n;
+      ftmw_rep_send_decision(cx, k, &d);
+    }
   ftmw_trace("abandoned", "\"worker\":%d,\"seq\":%llu,\"decisions\":%llu",
              p->id, (unsigned long long)seq, (unsigned long long)dropped);
   ftmw_log("master %d: %s reached only the primary it took over from, "

@@ -36,7 +36,8 @@ int ftmw_wire_decode(const uint8_t in[FTMW_HDR_SIZE], uint64_t max_payload,
   if (h->flags & ~(uint16_t)(h->type == FTMW_FRAME_DATA ? FTMW_FLAG_ALL
                              : h->type == FTMW_FRAME_BYE ||
                                      h->type == FTMW_FRAME_VERDICT ||
-                                     h->type == FTMW_FRAME_KEPT
+                                     h->type == FTMW_FRAME_KEPT ||
+                                     h->type == FTMW_FRAME_DECIDED
                                  ? 0x1u
                              : h->type == FTMW_FRAME_FIN
                                  ? FTMW_FLAG_LEAVING | FTMW_FLAG_STOPPING

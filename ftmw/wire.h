@@ -76,6 +76,8 @@ enum ftmw_frame_type {
 #define FTMW_FLAG_LEAVING 0x2u
 #define FTMW_FLAG_STOPPING 0x4u
 #define FTMW_FLAG_OK 0x1u    /* VERDICT: the primary's call succeeded */
+/* DECIDED: the answer to an ABANDON decision (what it holds since). */
+#define FTMW_FLAG_ABANDONED 0x1u
 /* KEPT, from a replica to a master that took over: a worker's COPY that
  * no CONFIRM has confirmed yet (held as such there too). */
 #define FTMW_FLAG_UNCONFIRMED 0x1u
@@ -109,15 +111,18 @@ enum {
   FTMW_DECIDE_TESTANY = 3,
   FTMW_DECIDE_RESTORE = 4,
   FTMW_DECIDE_POST = 5,
-  FTMW_DECIDE_PRIMARY = 6, /* ft_is_primary answered 1 here */
-  FTMW_DECIDE_CLOCK = 7,   /* rank 0, value: the masters' clock in us */
-  FTMW_DECIDE_TIMEOUT = 8, /* rank 0: a receive with a deadline gave up */
-  FTMW_DECIDE_PROBE = 9,   /* a probe found a message */
-  FTMW_DECIDE_PROBED = 10, /* a probe found none, or reported an error */
-  FTMW_DECIDE_TERM = 11,   /* rank 0: a receive reported SIGTERM (term.h) */
-  FTMW_DECIDE_SYNC = 12,   /* rank 0, replica to a master that took over:
-                              the decisions it holds were sent before this */
-  FTMW_DECIDE_LAST = FTMW_DECIDE_SYNC
+  FTMW_DECIDE_PRIMARY = 6,  /* ft_is_primary answered 1 here */
+  FTMW_DECIDE_CLOCK = 7,    /* rank 0, value: the masters' clock in us */
+  FTMW_DECIDE_TIMEOUT = 8,  /* rank 0: a receive with a deadline gave up */
+  FTMW_DECIDE_PROBE = 9,    /* a probe found a message */
+  FTMW_DECIDE_PROBED = 10,  /* a probe found none, or reported an error */
+  FTMW_DECIDE_TERM = 11,    /* rank 0: a receive reported SIGTERM (term.h) */
+  FTMW_DECIDE_SYNC = 12,    /* rank 0, replica to a master that took over:
+                               the decisions it holds were sent before this */
+  FTMW_DECIDE_ABANDON = 13, /* rank 0, a master that took over to a replica:
+                               drop every decision after number seq (its
+                               predecessor's path, ftmw_rep_abandon) */
+  FTMW_DECIDE_LAST = FTMW_DECIDE_ABANDON
 };
 #define FTMW_DECIDE_SIZE 16
 

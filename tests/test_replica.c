@@ -168,6 +168,9 @@ static event mark(int r) { return (event){EV_MARK, .worker = r}; }
 static event holds(int k, uint64_t n) { /* DECIDED */
   return (event){EV_DECIDED, .from = k, .seq = n};
 }
+static event abandoned_by(int k, uint64_t n) { /* DECIDED, ABANDON's answer */
+  return (event){EV_DECIDED, .from = k, .seq = n, .ok = 1};
+}
 static event acked_by(int k, int r, uint64_t seq) {
   return (event){EV_ACKED_BY, .from = k, .worker = r, .seq = seq};
 }
@@ -247,13 +250,15 @@ static void data_arrives(const event *e) {
  * st.lock). */
 static void progress_arrives(const event *e) {
   int acked = e->kind == EV_ACKED || e->kind == EV_MARK;
-  ftmw_hdr h = {.type = e->kind == EV_MARK      ? FTMW_FRAME_MARK
-                      : e->kind == EV_DECIDED ? FTMW_FRAME_DECIDED
-                      : acked || e->kind == EV_ACKED_BY ? FTMW_FRAME_ACKED
-                      : e->kind == EV_DONE    ? FTMW_FRAME_DONE
-                      : e->kind == EV_SUSPECT ? FTMW_FRAME_SUSPECT
-                                              : FTMW_FRAME_VERDICT,
-                .flags = e->kind == EV_VERDICT && e->ok ? FTMW_FLAG_OK : 0,
+  ftmw_hdr h = {.type = e->kind == EV_MARK                ? FTMW_FRAME_MARK
+                        : e->kind == EV_DECIDED           ? FTMW_FRAME_DECIDED
+                        : acked || e->kind == EV_ACKED_BY ? FTMW_FRAME_ACKED
+                        : e->kind == EV_DONE              ? FTMW_FRAME_DONE
+                        : e->kind == EV_SUSPECT           ? FTMW_FRAME_SUSPECT
+                                                          : FTMW_FRAME_VERDICT,
+                .flags = e->kind == EV_VERDICT && e->ok   ? FTMW_FLAG_OK
+                         : e->kind == EV_DECIDED && e->ok ? FTMW_FLAG_ABANDONED
+                                                          : 0,
                 .tag = acked ? e->tag : e->worker,
                 .seq = e->seq};
   uv_mutex_unlock(&cx->st.lock);
@@ -695,6 +700,13 @@ Test(replica, diverged_worker_exits_70, .exit_code = 70) {
   cr_assert_fail("followed ft_test(2)'s decision with ft_test(1)");
 }
 
+/* Follows the next decision, which must be of that kind: its rank. */
+static int follow_any(int kind, uint64_t *value) {
+  int rank;
+  cr_assert_eq(ftmw_rep_follow(cx, kind, -1, &rank, value), kind);
+  return rank;
+}
+
 /* Replica 1 holds the primary's decisions that a receive takes worker
  * 2's message 4 (which never came here: a partition held it), then a
  * test, then `next`; the primary dies, and so does replica 2 unless
@@ -734,13 +746,51 @@ Test(replica, took_over_alone_abandons_a_path_nobody_saw) {
                "ft_restore is decided here");
 }
 
-/* It cannot when another master holds those decisions too, or when they
- * tell of an output or a restore, or when a worker took a DATA of the
- * old primary past this master's own: it leaves the job. */
-Test(replica, took_over_with_a_replica_cannot_abandon, .exit_code = 70) {
+/* With a live replica, which holds those decisions too, it drops them
+ * with it: ABANDON after decision 1, and until the replica answers, its
+ * DECIDED tell of the dropped path (ftmw-sim seeds 4650070, 4666456: the
+ * first master to take over left the job). */
+Test(replica, took_over_with_a_replica_abandons_with_it) {
   unfollowable_receive(0, 1);
-  cr_assert_fail("abandoned decisions replica 2 holds");
+  cr_assert(ftmw_q_empty(&cx->rep->decisions), "the TEST was dropped");
+  cr_assert(ftmw_rep_abandoning(cx));
+  cr_assert(strstr(frames(), "DECIDE>2 tag=13 seq=1") != NULL, "sent: %s",
+            frames());
+  cr_assert_eq(cx->rep->dec_held[2], 1);
+  now(holds(2, 2)); /* its DECIDED of the old primary's decision 2 */
+  cr_assert_eq(cx->rep->dec_held[2], 1, "a DECIDED of the dropped path");
+  cr_assert(ftmw_rep_abandoning(cx));
+  now(abandoned_by(2, 1));
+  cr_assert(!ftmw_rep_abandoning(cx));
+  cr_assert_eq(cx->rep->dec_held[2], 1);
 }
+
+/* The replica told so drops the decisions after 1, and the verdicts on
+ * exchanges it has not completed, as the master that took over did; the
+ * next decision numbered 2 is that master's, not a duplicate. */
+Test(replica, replica_drops_the_path_the_new_primary_abandons) {
+  start(2);
+  now(verdict(0, 1, 1, 0));
+  now(decide(0, FTMW_DECIDE_RECV, 2, 4, 1));
+  now(decide(0, FTMW_DECIDE_TEST, 2, 0, 2));
+  now(master_fails(0));
+  cr_assert_eq(cx->st.primary, 1);
+  now(decide(1, FTMW_DECIDE_ABANDON, 0, 0, 1));
+  cr_assert_eq(queued(&cx->rep->decisions), 1);
+  cr_assert_eq(cx->rep->dec_rcvd, 1);
+  cr_assert_eq(cx->rep->history[2 % FTMW_REP_HISTORY].number, 0);
+  cr_assert_eq(ftmw_rep_verdict_of(rw(&cx->st.workers[1]), 1), -1);
+  now(decide(1, FTMW_DECIDE_TEST, 1, 1, 2));
+  uint64_t value[2];
+  int rank[2] = {follow_any(FTMW_DECIDE_RECV, &value[0]),
+                 follow_any(FTMW_DECIDE_TEST, &value[1])};
+  cr_assert_eq(rank[0], 2, "the old primary's decision 1, kept");
+  cr_assert_eq(rank[1], 1, "the new primary's decision 2");
+}
+
+/* It cannot when those decisions tell of an output or a restore, or when
+ * a worker took a DATA of the old primary past this master's own: it
+ * leaves the job. */
 
 Test(replica, took_over_cannot_abandon_an_output, .exit_code = 70) {
   unfollowable_receive(FTMW_DECIDE_PRIMARY, 0);
