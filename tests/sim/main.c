@@ -3,8 +3,8 @@
  * library; docs/replicas.md, "The simulator", what is drawn and checked).
  *
  *   ftmw-sim [--seeds N] [--seed S] [--jobs J] [--verbose] [--no-partitions]
- *            [--no-heal] [--no-worker-cuts] [--any-source-only] [--ft-only]
- *            [--lib libftmw.so]
+ *            [--no-heal] [--no-worker-cuts] [--no-fourth-master]
+ *            [--any-source-only] [--ft-only] [--lib libftmw.so]
  *
  * Seed S (default 1) and the N-1 after it each draw a job, its network's
  * delays and its faults (draw_job, draw_split), run the programs of
@@ -273,9 +273,24 @@ static int draw_prog(uint64_t seed) {
                                               : PROG_MS_FARM;
 }
 
+/* Four masters (three replicas) in a quarter of the schedules that drew
+ * three: only then can a replica lack a decision that another gave the
+ * master taking over (fill_gaps). A stream of its own;
+ * --no-fourth-master, and every older drawing's flag, give back the
+ * schedules drawn before. */
+static int fourth_master = 1;
+
+static int draw_fourth_master(uint64_t seed) {
+  uint64_t z = seed ^ 0x4a57e5ull;
+  return fourth_master && partitions && heals && worker_cuts &&
+         sim_splitmix(&z) % 4 == 0;
+}
+
 static void draw_job(uint64_t seed) {
   job.W = 1 + (int)sim_below(FTMW_SIM_MAX_W);
   job.M = (int)sim_below(3);
+  if (job.M == 2 && draw_fourth_master(seed))
+    job.M = 3;
   job.S = (int)sim_below(3);
   job.tasks = 4 + (int)sim_below(21);
   sim_farm.two_parts = (int)sim_below(2);
@@ -611,6 +626,8 @@ int main(int argc, char **argv) {
       heals = 0;
     else if (strcmp(argv[i], "--no-worker-cuts") == 0)
       worker_cuts = 0;
+    else if (strcmp(argv[i], "--no-fourth-master") == 0)
+      fourth_master = 0;
     else if (strcmp(argv[i], "--any-source-only") == 0)
       any_source_only = 1, heals = 0;
     else if (strcmp(argv[i], "--ft-only") == 0)
@@ -619,7 +636,8 @@ int main(int argc, char **argv) {
       fprintf(stderr,
               "usage: ftmw-sim [--seeds N] [--seed S] [--jobs J] [--verbose] "
               "[--no-partitions] [--no-heal] [--no-worker-cuts] "
-              "[--any-source-only] [--ft-only] [--lib libftmw.so]\n");
+              "[--no-fourth-master] [--any-source-only] [--ft-only] "
+              "[--lib libftmw.so]\n");
       return 2;
     }
   }
