@@ -154,6 +154,12 @@ static int replicated_serve(ftmw_ctx *cx) {
     ftmw_rep_catch_up(cx);
     n++;
   }
+  /* A replica that lacks a decision of the old primary may be what this
+   * master waits for (its DONE, in ftmw_rep_begin): it gets it now, not
+   * at the next decision (ftmw-sim seeds 4916064, 4973975, four masters:
+   * the new primary waited for ever for a replica stuck before that
+   * decision). Its sends run the loop: what came meanwhile counts. */
+  n += ftmw_rep_fill_gaps(cx);
   for (int r = 1; r <= cx->job.W && cx->job.id == cx->st.primary; r++) {
     ftmw_rep_worker *w = &cx->rep->workers[r];
     for (int k = 0; k <= cx->job.M; k++) {

@@ -299,8 +299,9 @@ void ftmw_rep_send_decision(ftmw_ctx *cx, int k, const ftmw_decision *d);
 void ftmw_rep_primary_changed(ftmw_ctx *cx);
 
 /* A master that took over sends its history to each replica whose SYNC
- * says it lacks decisions this master learned (replica_takeover.c). */
-void ftmw_rep_fill_gaps(ftmw_ctx *cx);
+ * says it lacks decisions this master learned, once (replica_takeover.c).
+ * Returns to how many it sent. */
+int ftmw_rep_fill_gaps(ftmw_ctx *cx);
 
 /* A master that became the primary since it last looked takes over now
  * (what it holds goes to the others, and it counts as having taken over);

@@ -201,13 +201,16 @@ static void send_history(ftmw_ctx *cx, int k) {
  * for it, and refuses this master's next decision as out of order. Only
  * with three replicas or more: with two, the one that had it is the
  * other. */
-void ftmw_rep_fill_gaps(ftmw_ctx *cx) {
+int ftmw_rep_fill_gaps(ftmw_ctx *cx) {
+  int sent = 0;
   for (int k = 0; k <= cx->job.M && cx->rep->took_over; k++)
     if (ftmw_rep_alive(cx, k) && cx->rep->synced[k] && !cx->rep->filled[k] &&
         cx->rep->dec_held[k] < cx->rep->learned) {
       cx->rep->filled[k] = 1;
       send_history(cx, k);
+      sent++;
     }
+  return sent;
 }
 
 /* This master noticed that the primary changed. If it is now the primary,
