@@ -85,10 +85,11 @@ typedef struct ftmw_rep_state {
   /* Primary: the decisions each replica said it holds (DECIDED, SYNC). */
   uint64_t dec_held[FTMW_MAX_MASTERS];
   /* A master that took over: the last decision it got from a replica's
-   * history that it lacked, and the replicas it resent its own to since
-   * (fill_gaps). */
+   * history that it lacked, and to each replica, the last such decision
+   * when it resent its own history to it (fill_gaps: again when it has
+   * learned a later one since, as more replicas' histories come). */
   uint64_t learned;
-  int filled[FTMW_MAX_MASTERS];
+  uint64_t filled[FTMW_MAX_MASTERS];
   /* A master that took over and dropped its predecessor's path
    * (ftmw_rep_abandon): the replicas told to drop it too that have not
    * answered yet (their DECIDED until then tell of that path). */
@@ -299,7 +300,8 @@ void ftmw_rep_send_decision(ftmw_ctx *cx, int k, const ftmw_decision *d);
 void ftmw_rep_primary_changed(ftmw_ctx *cx);
 
 /* A master that took over sends its history to each replica whose SYNC
- * says it lacks decisions this master learned, once (replica_takeover.c).
+ * says it lacks decisions this master learned, and again to one whose
+ * last resend did not hold the last it learned (replica_takeover.c).
  * Returns to how many it sent. */
 int ftmw_rep_fill_gaps(ftmw_ctx *cx);
 

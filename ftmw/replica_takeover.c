@@ -204,9 +204,10 @@ static void send_history(ftmw_ctx *cx, int k) {
 int ftmw_rep_fill_gaps(ftmw_ctx *cx) {
   int sent = 0;
   for (int k = 0; k <= cx->job.M && cx->rep->took_over; k++)
-    if (ftmw_rep_alive(cx, k) && cx->rep->synced[k] && !cx->rep->filled[k] &&
-        cx->rep->dec_held[k] < cx->rep->learned) {
-      cx->rep->filled[k] = 1;
+    if (ftmw_rep_alive(cx, k) && cx->rep->synced[k] &&
+        cx->rep->dec_held[k] < cx->rep->learned &&
+        cx->rep->filled[k] < cx->rep->learned) {
+      cx->rep->filled[k] = cx->rep->learned; /* sent up to dec_rcvd */
       send_history(cx, k);
       sent++;
     }
