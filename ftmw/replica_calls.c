@@ -285,7 +285,9 @@ int ftmw_rep_follow_restore(ftmw_ctx *cx, ftmw_peer *p, uint64_t v,
 
 int ftmw_rep_send(ftmw_ctx *cx, ftmw_peer *p, uint64_t seq) {
   while (ftmw_rep_of(cx, p->id)->acked_seq < seq) {
-    if (!ftmw_peer_is_up(p))
+    /* p's FIN came after every ACKED it sent: one that has not come by
+     * then never will (p, in ft_finalize, lives on until the BYE). */
+    if (!ftmw_peer_is_up(p) || p->fin)
       return ftmw_peer_is_failed(p) ? FT_ERR_PEER_FAILED
                                     : FT_ERR_PEER_FINALIZED;
     if (!ftmw_is_replica(cx))
@@ -328,9 +330,10 @@ static int gone_locked(ftmw_ctx *cx, ftmw_peer *p, const char *call) {
  * means that ACKED (a replica completes a send on it or on the primary's
  * verdict, not given yet): the send succeeded. A master that took over
  * asks the replica how it went (gone_locked). Not after p's FIN: it came
- * after every ACK p sent this master, and a replica may take p's end for
- * a finish, of which it tells nobody (a helper's review found the wait
- * then hung). */
+ * after every ACK p sent this master. A replica that saw the FIN where
+ * this master did not (a partition) takes p's end for a finish, and asks
+ * (SUSPECT) as for a failure (ftmw_rep_send_call): without that the wait
+ * hung. */
 static int done_elsewhere_locked(ftmw_ctx *cx, ftmw_peer *p) {
   if (cx->job.M == 0 || !ftmw_peer_is_failed(p) || p->fin)
     return 0;
@@ -400,7 +403,11 @@ int ftmw_rep_send_call(ftmw_ctx *cx, const char *call, ftmw_peer *p,
      * does one that finds the worker failed, where the old primary may
      * have gone past this call (ftmw-sim seed 36689). */
     rc = ftmw_rep_send(cx, p, seq);
-    if (rc == FT_ERR_PEER_FAILED)
+    /* A worker that finished (its FIN came, then its end) is asked about
+     * as a failed one: the primary may have seen its end alone, the FIN
+     * lost with its connection, and then waits for this master's word
+     * (done_elsewhere_locked). */
+    if (rc == FT_ERR_PEER_FAILED || rc == FT_ERR_PEER_FINALIZED)
       rc = ftmw_rep_send_verdict(cx, p) ? FT_SUCCESS
                                         : ftmw_peer_gone_locked(cx, p, call);
   }
@@ -408,9 +415,11 @@ int ftmw_rep_send_call(ftmw_ctx *cx, const char *call, ftmw_peer *p,
     ftmw_rep_begin(cx, p); /* also before reporting p's failure */
     rc = send_self_locked(cx, call, p, seq, w);
   }
+  /* A send to a finished worker ends as a failed one, in every master
+   * alike, which tells its replicas at once (they ask, above). */
   if (rc == FT_SUCCESS)
     ftmw_rep_end(cx, p, 1, NULL);
-  else if (rc == FT_ERR_PEER_FAILED)
+  else if (rc == FT_ERR_PEER_FAILED || rc == FT_ERR_PEER_FINALIZED)
     ftmw_rep_end(cx, p, 0, NULL);
   return rc;
 }

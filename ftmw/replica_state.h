@@ -214,7 +214,8 @@ int ftmw_rep_send_verdict(ftmw_ctx *cx, struct ftmw_peer *p);
 
 /* Replica's ft_send to worker p, DATA number seq: sends nothing, waits
  * until the worker has acknowledged the primary's DATA. Returns
- * FT_SUCCESS, the error of p's failure, or FTMW_REP_SEND_SELF when this
+ * FT_SUCCESS, the error of p's failure (FT_ERR_PEER_FINALIZED once it
+ * finished or its FIN came), or FTMW_REP_SEND_SELF when this
  * master became primary before the worker acknowledged: it must send the
  * DATA itself (a worker that had it drops the duplicate). */
 #define FTMW_REP_SEND_SELF (-1) /* not an FT_ERR_* code */

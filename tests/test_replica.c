@@ -126,6 +126,7 @@ enum {
   EV_UNCONFIRMED, /* worker: the same COPY, no CONFIRM (yet) */
   EV_WORKER_FAILS,
   EV_WORKER_FINISHES,
+  EV_WORKER_FIN, /* its FIN: in ft_finalize, alive until the BYE */
   EV_WORKER_FIN_THEN_FAILS,
   EV_MASTER_FAILS /* master from */
 };
@@ -185,6 +186,7 @@ static event unconfirmed(int r, int tag, uint64_t seq, const char *text) {
 static event worker_fails(int r) {
   return (event){EV_WORKER_FAILS, .worker = r};
 }
+static event worker_fin(int r) { return (event){EV_WORKER_FIN, .worker = r}; }
 static event worker_finishes(int r) {
   return (event){EV_WORKER_FINISHES, .worker = r};
 }
@@ -306,6 +308,7 @@ static void happen(const event *e) {
   case EV_WORKER_FINISHES:
     ftmw_peer_set_locked(cx, w, FTMW_PEER_FINISHED, "scripted");
     break;
+  case EV_WORKER_FIN: w->fin = 1; break;
   case EV_WORKER_FIN_THEN_FAILS: /* no BYE yet: a failure (transport.c) */
     w->fin = 1;
     ftmw_peer_failed_locked(cx, w, 1, "scripted");
@@ -1676,11 +1679,46 @@ Test(replica, send_call_undelivered_after_fin_does_not_wait) {
 }
 
 /* The primary's write does not get through and the worker finished: the
- * send reports it, and the exchange is not counted as a failure. */
+ * send reports it, and ends as a failed one, told to every replica at
+ * once (each asks about a finished worker: below). */
 Test(replica, send_call_undelivered_to_finished_worker) {
   cr_assert_eq(primary_send_undelivered(worker_finishes(1)),
                FT_ERR_PEER_FINALIZED);
-  cr_assert_eq(rw(&cx->st.workers[1])->calls, 0);
+  cr_assert_eq(rw(&cx->st.workers[1])->calls, 1);
+  cr_assert_eq(kept_outcome(&cx->st.workers[1], 1)->ok, 0);
+  cr_assert_str_eq(frames(), "VERDICT>1 tag=1 seq=1, VERDICT>2 tag=1 seq=1");
+}
+
+/* A replica whose worker's FIN came (it is in ft_finalize, alive until
+ * the BYE) with no ACKED of the primary's DATA before it: the worker
+ * never took that DATA. The replica asks the primary, as for a failure:
+ * the primary may have seen the worker's end alone, its FIN lost with the
+ * connection, and it waits for this replica's word (a DONE or a SUSPECT)
+ * before it reports the send. The send reports the finish here and ends
+ * as the primary's did. Before, the replica waited for the ACKED for
+ * ever (job_calls fin). */
+Test(replica, send_call_replica_asks_about_a_finished_worker) {
+  start(1);
+  ftmw_peer *p = &cx->st.workers[2];
+  SCRIPT(worker_fin(2), verdict(0, 2, 1, 0));
+  cr_assert_eq(ftmw_rep_send_call(cx, "ft_send", p, 1, &fake_w),
+               FT_ERR_PEER_FINALIZED);
+  script_played();
+  cr_assert_eq(writes.n, 0);
+  cr_assert_eq(rw(p)->calls, 1, "the exchange is counted, as the primary's");
+  cr_assert_str_eq(
+      frames(),
+      "SUSPECT>0 tag=2 seq=1, DONE>0 tag=2 seq=1, DONE>2 tag=2 seq=1");
+}
+
+/* The other way round: the primary's DATA did not get through, the worker
+ * failed where its FIN had reached the replicas alone; each replica's
+ * SUSPECT (above) ends the primary's wait, and the send fails. */
+Test(replica, send_call_undelivered_answered_by_replicas_that_saw_a_finish) {
+  SCRIPT(suspect(1, 1, 1), suspect(2, 1, 1));
+  cr_assert_eq(primary_send_undelivered(worker_fails(1)), FT_ERR_PEER_FAILED);
+  script_played();
+  cr_assert_eq(kept_outcome(&cx->st.workers[1], 1)->ok, 0);
 }
 
 /* A worker copies the data to the other masters, writes it to the

@@ -447,6 +447,45 @@ static void term_worker(int rank) {
         ft_errname(ft_error()));
 }
 
+/* --- fin ------------------------------------------------------------------ */
+
+/* Worker 1 answers one task and calls ft_finalize; the master's next
+ * receive from it reports FT_ERR_PEER_FINALIZED (its FIN came), and so do
+ * two sends to it, while worker 2 still answers. With replicas every
+ * master must report the same at the same calls (replica_agree.sh), and
+ * none may wait for ever: a replica's send waited for the worker's word
+ * (ACKED) that a worker in ft_finalize never sends. */
+static void fin_master(void) {
+  int x = 7, y = 0, z = 0;
+  CHECK(ft_send(&x, 1, FT_INT, 1, TAG_TASK) == 1, "task to worker 1");
+  CHECK(ft_recv(&y, 1, FT_INT, 1, TAG_REPLY, NULL) == 1, "worker 1's reply");
+  int r1 = ft_recv(&x, 1, FT_INT, 1, FT_ANY_TAG, NULL), e1 = ft_error();
+  int r2 = ft_send(&x, 1, FT_INT, 1, TAG_TASK), e2 = ft_error();
+  int r3 = ft_send(&x, 1, FT_INT, 1, TAG_TASK), e3 = ft_error();
+  CHECK(ft_send(&x, 1, FT_INT, 2, TAG_TASK) == 1, "task to worker 2");
+  CHECK(ft_recv(&z, 1, FT_INT, 2, TAG_REPLY, NULL) == 1, "worker 2's reply");
+  printf("fin reply %d recv %d %s send %d %s %d %s reply %d\n", y, r1,
+         ft_errname(e1), r2, ft_errname(e2), r3, ft_errname(e3), z);
+  CHECK(r1 == 0 && e1 == FT_ERR_PEER_FINALIZED, "receive from worker 1");
+  CHECK(r2 == 0 && e2 == FT_ERR_PEER_FINALIZED && r3 == 0 &&
+            e3 == FT_ERR_PEER_FINALIZED,
+        "sends to worker 1");
+}
+
+/* Worker 1 answers one task; the others each task until the master's
+ * ft_finalize. */
+static void fin_worker(int rank) {
+  int x;
+  while (ft_recv(&x, 1, FT_INT, 0, FT_ANY_TAG, NULL) == 1) {
+    x *= 10 * rank;
+    CHECK(ft_send(&x, 1, FT_INT, 0, TAG_REPLY) == 1, "reply");
+    if (rank == 1)
+      return;
+  }
+  CHECK(ft_error() == FT_ERR_PEER_FINALIZED, "worker %d: %s", rank,
+        ft_errname(ft_error()));
+}
+
 /* --- mark ------------------------------------------------------------------- */
 
 #define MARK_W 3 /* the workers the mode uses */
@@ -550,6 +589,8 @@ int main(int argc, char **argv) {
     rank == 0 ? msbcast_master(W) : msbcast_worker(rank, started == 0);
   else if (strcmp(mode, "mark") == 0)
     rank == 0 ? mark_master(W) : mark_worker(rank, started == 0);
+  else if (strcmp(mode, "fin") == 0)
+    rank == 0 ? fin_master() : fin_worker(rank);
   else if (strcmp(mode, "abort_worker") == 0)
     aborting(rank, 2, 7);
   else if (strcmp(mode, "abort_master") == 0)
