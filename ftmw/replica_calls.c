@@ -285,8 +285,10 @@ int ftmw_rep_follow_restore(ftmw_ctx *cx, ftmw_peer *p, uint64_t v,
 
 int ftmw_rep_send(ftmw_ctx *cx, ftmw_peer *p, uint64_t seq) {
   while (ftmw_rep_of(cx, p->id)->acked_seq < seq) {
-    /* p's FIN came after every ACKED it sent: one that has not come by
-     * then never will (p, in ft_finalize, lives on until the BYE). */
+    /* Once p's FIN came, p (in ft_finalize, alive until the BYE) may
+     * still take a DATA the primary wrote before it saw that FIN, its
+     * ACKED then coming after the FIN, or never take it: the primary's
+     * verdict says which (ftmw_rep_send_call asks for it). */
     if (!ftmw_peer_is_up(p) || p->fin)
       return ftmw_peer_is_failed(p) ? FT_ERR_PEER_FAILED
                                     : FT_ERR_PEER_FINALIZED;
@@ -329,13 +331,15 @@ static int gone_locked(ftmw_ctx *cx, ftmw_peer *p, const char *call) {
  * every one's word first. Where no master took over, a replica's DONE
  * means that ACKED (a replica completes a send on it or on the primary's
  * verdict, not given yet): the send succeeded. A master that took over
- * asks the replica how it went (gone_locked). Not after p's FIN: it came
- * after every ACK p sent this master. A replica that saw the FIN where
- * this master did not (a partition) takes p's end for a finish, and asks
- * (SUSPECT) as for a failure (ftmw_rep_send_call): without that the wait
- * hung. */
+ * asks the replica how it went (gone_locked). After p's FIN too: p, in
+ * ft_finalize, still takes DATA, and a replica whose view is that p
+ * finished asks (SUSPECT) as for a failure (ftmw_rep_send_call), so every
+ * live replica answers. Skipping the wait after the FIN reported a
+ * failure where a replica that had p's ACKED succeeded; a replica that
+ * told nothing about a finished worker hung the wait (a partition that
+ * let the FIN reach it alone; a helper's review found both). */
 static int done_elsewhere_locked(ftmw_ctx *cx, ftmw_peer *p) {
-  if (cx->job.M == 0 || !ftmw_peer_is_failed(p) || p->fin)
+  if (cx->job.M == 0 || !ftmw_peer_is_failed(p))
     return 0;
   const ftmw_rep_worker *w = ftmw_rep_of(cx, p->id);
   uint64_t n = w->calls + 1;
@@ -394,18 +398,21 @@ int ftmw_rep_send_call(ftmw_ctx *cx, const char *call, ftmw_peer *p,
   ftmw_rep_catch_up(cx);
   int rc = FTMW_REP_SEND_SELF;
   if (ftmw_is_replica(cx) || ftmw_rep_acked(cx, p, seq) ||
-      (ftmw_rep_took_over(cx) && ftmw_peer_is_failed(p))) {
+      (ftmw_rep_took_over(cx) && (ftmw_peer_is_failed(p) || p->fin))) {
     /* Only the primary sends; a replica waits for the worker's word, and
      * if the worker dies, for the primary's verdict on the same call. A
      * primary that took over after the worker's word came completes as
      * the replica it was (ftmw-sim seed 571: it sent again, found the
      * worker finished, and reported so where the others succeeded); so
      * does one that finds the worker failed, where the old primary may
-     * have gone past this call (ftmw-sim seed 36689). */
+     * have gone past this call (ftmw-sim seed 36689), or its FIN come,
+     * where the old primary's DATA may have been taken after it, the
+     * ACKED still on its way (a helper's review). */
     rc = ftmw_rep_send(cx, p, seq);
-    /* A worker that finished (its FIN came, then its end) is asked about
-     * as a failed one: the primary may have seen its end alone, the FIN
-     * lost with its connection, and then waits for this master's word
+    /* A worker whose FIN came is asked about as a failed one: the
+     * primary may have written its DATA first (then it succeeded), or may
+     * have seen the worker's end alone, a partition having let the FIN
+     * reach this master only, and then waits for its word
      * (done_elsewhere_locked). */
     if (rc == FT_ERR_PEER_FAILED || rc == FT_ERR_PEER_FINALIZED)
       rc = ftmw_rep_send_verdict(cx, p) ? FT_SUCCESS
