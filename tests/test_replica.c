@@ -1692,11 +1692,12 @@ Test(replica, send_call_undelivered_to_finished_worker) {
 }
 
 /* A replica whose worker's FIN came (it is in ft_finalize, alive until
- * the BYE) with no ACKED of the primary's DATA before it: the worker
- * never took that DATA. The replica asks the primary, as for a failure:
- * the primary may have seen the worker's end alone, its FIN lost with the
- * connection, and it waits for this replica's word (a DONE or a SUSPECT)
- * before it reports the send. The send reports the finish here and ends
+ * the BYE) with no ACKED of the primary's DATA: the worker may still take
+ * a DATA written before the primary saw the FIN, or may never get one.
+ * The replica asks the primary, as for a failure; the primary, which may
+ * also have seen the worker's end alone (a partition let the FIN reach
+ * this replica only), waits for its word (a DONE or a SUSPECT). Here the
+ * primary's verdict is a failure: the send reports the finish and ends
  * as the primary's did. Before, the replica waited for the ACKED for
  * ever (job_calls fin). */
 Test(replica, send_call_replica_asks_about_a_finished_worker) {
@@ -1717,8 +1718,8 @@ Test(replica, send_call_replica_asks_about_a_finished_worker) {
  * ft_finalize) with no ACKED of the old primary's DATA here: the worker
  * may have taken it after the FIN, its ACKED still on its way. It asks
  * the replica ahead of it, which completed the send (its DONE), and
- * succeeds as it did; it reported the worker finished, and wrote nothing
- * (a helper's review). */
+ * succeeds as it did, writing nothing; before, it reported the worker
+ * finished (a helper's review). */
 Test(replica, new_primary_asks_about_a_send_after_the_workers_fin) {
   start(1);
   ftmw_peer *p = &cx->st.workers[1];

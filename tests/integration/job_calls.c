@@ -453,8 +453,8 @@ static void term_worker(int rank) {
  * receive from it reports FT_ERR_PEER_FINALIZED (its FIN came), and so do
  * two sends to it, while worker 2 still answers. With replicas every
  * master must report the same at the same calls (replica_agree.sh), and
- * none may wait for ever: a replica's send waited for the worker's word
- * (ACKED) that a worker in ft_finalize never sends. */
+ * none may wait for ever: the primary, which saw the FIN, writes no DATA,
+ * and a replica's send waited for the worker's word (ACKED) of one. */
 static void fin_master(void) {
   int x = 7, y = 0, z = 0;
   CHECK(ft_send(&x, 1, FT_INT, 1, TAG_TASK) == 1, "task to worker 1");
